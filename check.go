@@ -1,0 +1,338 @@
+package rein
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Limits on a check's fields. They keep one request's cost bounded; each is
+// named in the 400 message a client gets when it goes past one.
+const (
+	MaxToolLen      = 256
+	MaxSessionLen   = 256
+	MaxAgentLen     = 256
+	MaxIntentLen    = 8192
+	MaxLabels       = 64
+	MaxLabelLen     = 1024
+	MaxRequestIDLen = 256
+	MaxWaitMS       = 300000
+	// MaxSafeInteger is the largest integer every JSON reader holds exactly
+	// (2^53); larger integers in args must be sent as strings.
+	MaxSafeInteger = 1 << 53
+)
+
+// CheckRequest is the body of POST /v1/check.
+type CheckRequest struct {
+	Tool      string            `json:"tool"`
+	Args      json.RawMessage   `json:"args"`
+	Session   string            `json:"session"`
+	Agent     string            `json:"agent"`
+	Intent    string            `json:"intent"`
+	Labels    map[string]string `json:"labels"`
+	Cost      *float64          `json:"cost"`
+	RequestID string            `json:"request_id"`
+	WaitMS    int64             `json:"wait_ms"`
+}
+
+var checkFields = "tool, args, session, agent, intent, labels, cost, request_id, wait_ms"
+
+// DecodeCheck parses and validates a check body strictly: unknown fields,
+// duplicate keys, trailing data, wrong types and values out of range are all
+// errors that say how to fix the request.
+func DecodeCheck(body []byte) (*CheckRequest, error) {
+	var req CheckRequest
+	if err := DecodeStrict(body, &req, checkFields); err != nil {
+		return nil, err
+	}
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+func (r *CheckRequest) validate() error {
+	if r.Tool == "" {
+		return Errorf(ECodeBadRequest, `"tool" is required: name the tool or action, e.g. "shell.exec"`)
+	}
+	if err := checkText("tool", r.Tool, MaxToolLen); err != nil {
+		return err
+	}
+	if err := checkText("session", r.Session, MaxSessionLen); err != nil {
+		return err
+	}
+	if err := checkText("agent", r.Agent, MaxAgentLen); err != nil {
+		return err
+	}
+	if len(r.Intent) > MaxIntentLen {
+		return Errorf(ECodeBadRequest, `"intent" is %d bytes; the limit is %d`, len(r.Intent), MaxIntentLen)
+	}
+	if len(r.Labels) > MaxLabels {
+		return Errorf(ECodeBadRequest, `"labels" has %d entries; the limit is %d`, len(r.Labels), MaxLabels)
+	}
+	for k, v := range r.Labels {
+		if k == "" || len(k) > MaxLabelLen || len(v) > MaxLabelLen {
+			return Errorf(ECodeBadRequest, `label %.40q: keys must be 1..%d bytes and values at most %d bytes`, k, MaxLabelLen, MaxLabelLen)
+		}
+	}
+	if r.Cost != nil && (*r.Cost < 0 || math.IsInf(*r.Cost, 0) || math.IsNaN(*r.Cost)) {
+		return Errorf(ECodeBadRequest, `"cost" must be a non-negative number`)
+	}
+	if err := checkText("request_id", r.RequestID, MaxRequestIDLen); err != nil {
+		return err
+	}
+	if r.WaitMS < 0 || r.WaitMS > MaxWaitMS {
+		return Errorf(ECodeBadRequest, `"wait_ms" must be between 0 and %d`, MaxWaitMS)
+	}
+	if len(r.Args) == 0 || string(r.Args) == "null" {
+		r.Args = json.RawMessage("{}")
+	}
+	if r.Args[0] != '{' {
+		return Errorf(ECodeBadRequest, `"args" must be a JSON object, e.g. {"command": "ls"}`)
+	}
+	return nil
+}
+
+// checkText rejects over-long values and control characters, which have no
+// place in names and would make logs and consoles lie.
+func checkText(field, s string, max int) error {
+	if len(s) > max {
+		return Errorf(ECodeBadRequest, "%q is %d bytes; the limit is %d", field, len(s), max)
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f {
+			return Errorf(ECodeBadRequest, "%q contains a control character; send printable text", field)
+		}
+	}
+	return nil
+}
+
+// DecodeStrict decodes one JSON value into v, rejecting invalid UTF-8,
+// duplicate object keys, unknown fields, unsafe integers and trailing data.
+// known lists the accepted fields for the error message.
+func DecodeStrict(body []byte, v any, known string) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Errorf(ECodeBadRequest, "the request body is empty; send a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return Errorf(ECodeBadRequest, "the request body is not valid UTF-8")
+	}
+	if err := CheckJSON(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err, known)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Errorf(ECodeBadRequest, "the request body has data after the JSON object; send exactly one object")
+	}
+	return nil
+}
+
+func jsonError(err error, known string) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return Errorf(ECodeBadRequest, "malformed JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return Errorf(ECodeBadRequest, "the body must be a JSON object, not %s", typ.Value)
+		}
+		return Errorf(ECodeBadRequest, "field %q must be %s, not %s", field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return Errorf(ECodeBadRequest, "unknown field %s; known fields: %s", name, known)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return Errorf(ECodeBadRequest, "malformed JSON: the body ends before the object does")
+	}
+	return Errorf(ECodeBadRequest, "malformed JSON: %v", err)
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "true or false"
+	case "ptr", "interface":
+		return "a value of another type"
+	}
+	return "a number"
+}
+
+// CheckJSON walks a JSON document and rejects duplicate object keys (two
+// parsers could disagree on which one counts) and integers that lose precision
+// as IEEE doubles (the canonical form of RFC 8785 would silently change them).
+func CheckJSON(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]struct{}
+		expect bool // in an object: the next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return jsonError(err, "")
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.expect {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			key, _ := tok.(string)
+			if _, dup := top.keys[key]; dup {
+				return Errorf(ECodeBadRequest, "duplicate key %q in a JSON object; send each key once", key)
+			}
+			top.keys[key] = struct{}{}
+			top.expect = false
+			continue
+		}
+		if top != nil && top.object {
+			top.expect = true
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &frame{object: true, keys: map[string]struct{}{}, expect: true})
+			case '[':
+				stack = append(stack, &frame{})
+			case ']', '}':
+				stack = stack[:len(stack)-1]
+			}
+		case json.Number:
+			if _, err := parseNumber(t); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// parseNumber returns an int64 for integers within ±2^53 and a float64 for
+// other finite numbers.
+func parseNumber(n json.Number) (any, error) {
+	s := n.String()
+	if !strings.ContainsAny(s, ".eE") {
+		i, err := n.Int64()
+		if err != nil || i > MaxSafeInteger || i < -MaxSafeInteger {
+			return nil, Errorf(ECodeBadRequest, "integer %.40s is too large to be exact in JSON; send it as a string", s)
+		}
+		return i, nil
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsInf(f, 0) {
+		return nil, Errorf(ECodeBadRequest, "number %.40s is out of range; send it as a string", s)
+	}
+	return f, nil
+}
+
+// ParseArgs decodes a JSON object into Go values for policy evaluation: objects
+// as map[string]any, arrays as []any, integers as int64, other numbers as float64.
+func ParseArgs(raw json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, Errorf(ECodeBadRequest, `"args" must be a JSON object: %v`, err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	v, err := convertNumbers(m)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+func convertNumbers(v any) (any, error) {
+	switch t := v.(type) {
+	case json.Number:
+		return parseNumber(t)
+	case map[string]any:
+		for k, x := range t {
+			c, err := convertNumbers(x)
+			if err != nil {
+				return nil, err
+			}
+			t[k] = c
+		}
+	case []any:
+		for i, x := range t {
+			c, err := convertNumbers(x)
+			if err != nil {
+				return nil, err
+			}
+			t[i] = c
+		}
+	}
+	return v, nil
+}
+
+// Canonical returns the RFC 8785 (JCS) canonical form of a JSON value.
+func Canonical(v any) (json.RawMessage, error) {
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("canonical json: %w", err)
+		}
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonical json: %w", err)
+	}
+	return out, nil
+}
+
+// ActionHash binds an approval to one exact action: "sha256:" + hex SHA-256 of
+// the canonical JSON of tenant, agent, session, tool and args.
+func ActionHash(tenant, agent, session, tool string, args json.RawMessage) (string, error) {
+	canon, err := Canonical(map[string]any{
+		"tenant": tenant, "agent": agent, "session": session, "tool": tool, "args": args,
+	})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// AgentFor applies the identity rule of api.md: the acting agent is the key's
+// name, or a sub-agent "<keyname>/<suffix>". Anything else is forbidden.
+func AgentFor(keyName, asked string) (string, error) {
+	if asked == "" || asked == keyName {
+		return keyName, nil
+	}
+	if suffix, ok := strings.CutPrefix(asked, keyName+"/"); ok && suffix != "" {
+		return asked, nil
+	}
+	return "", Errorf(ECodeForbidden, "key %q may act as %q or %q, not as %q", keyName, keyName, keyName+"/<sub-agent>", asked)
+}

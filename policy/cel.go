@@ -1,0 +1,298 @@
+package policy
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
+
+	"github.com/reinhq/rein/risk"
+)
+
+var (
+	envOnce sync.Once
+	envVal  *cel.Env
+	envErr  error
+)
+
+// env is the CEL environment of policy.md: the variables of a check, the
+// strings extension, glob and cidr_contains.
+func env() (*cel.Env, error) {
+	envOnce.Do(func() {
+		envVal, envErr = cel.NewEnv(
+			cel.Variable("tool", cel.StringType),
+			cel.Variable("args", cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable("agent", cel.StringType),
+			cel.Variable("tenant", cel.StringType),
+			cel.Variable("intent", cel.StringType),
+			cel.Variable("labels", cel.MapType(cel.StringType, cel.StringType)),
+			cel.Variable("risk", cel.ListType(cel.StringType)),
+			cel.Variable("facts", cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable("session", cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable("cost", cel.DoubleType),
+			cel.Variable("now", cel.TimestampType),
+			ext.Strings(),
+			cel.CrossTypeNumericComparisons(true),
+			cel.Function("glob",
+				cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+					cel.BinaryBinding(func(p, s ref.Val) ref.Val {
+						return types.Bool(risk.Glob(string(p.(types.String)), string(s.(types.String))))
+					}))),
+			cel.Function("cidr_contains",
+				cel.Overload("cidr_contains_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+					cel.BinaryBinding(cidrContains))),
+		)
+	})
+	return envVal, envErr
+}
+
+func cidrContains(c, i ref.Val) ref.Val {
+	prefix, err := netip.ParsePrefix(string(c.(types.String)))
+	if err != nil {
+		return types.NewErr("cidr_contains: bad CIDR %q", string(c.(types.String)))
+	}
+	ip, err := netip.ParseAddr(string(i.(types.String)))
+	if err != nil {
+		return types.NewErr("cidr_contains: bad IP address %q", string(i.(types.String)))
+	}
+	return types.Bool(prefix.Masked().Contains(ip.Unmap()))
+}
+
+func program(expr string, want *cel.Type) (cel.Program, *ast.AST, error) {
+	e, err := env()
+	if err != nil {
+		return nil, nil, err
+	}
+	checked, iss := e.Compile(expr)
+	if iss.Err() != nil {
+		return nil, nil, fmt.Errorf("%s", strings.ReplaceAll(iss.Err().Error(), "\n", " "))
+	}
+	if out := checked.OutputType(); !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
+		return nil, nil, fmt.Errorf("must give a %s, not a %s", want, out)
+	}
+	prg, err := e.Program(checked, cel.CostLimit(DefaultCostLimit), cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return nil, nil, err
+	}
+	return prg, checked.NativeRep(), nil
+}
+
+func compileWhen(expr string) (cel.Program, func(string) bool, error) {
+	prg, a, err := program(expr, cel.BoolType)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prg, toolMatcher(a.Expr()), nil
+}
+
+func compileReason(expr string) (cel.Program, error) {
+	prg, _, err := program(expr, cel.StringType)
+	return prg, err
+}
+
+// toolMatcher extracts a test on the tool name that the condition implies:
+// the conjunction of its top-level conjuncts of the forms tool == "x",
+// tool.startsWith("x"), tool.endsWith("x"), glob("p", tool), tool in [...]
+// and disjunctions of these. CEL's && is false as soon as one side is false,
+// whatever errors the others raise, so skipping a rule whose tool test fails
+// gives exactly the answer full evaluation would. Returns nil when the
+// condition has no such conjunct.
+func toolMatcher(e ast.Expr) func(string) bool {
+	var tests []func(string) bool
+	for _, c := range conjuncts(e) {
+		if t := toolTest(c); t != nil {
+			tests = append(tests, t)
+		}
+	}
+	switch len(tests) {
+	case 0:
+		return nil
+	case 1:
+		return tests[0]
+	}
+	return func(tool string) bool {
+		for _, t := range tests {
+			if !t(tool) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func conjuncts(e ast.Expr) []ast.Expr {
+	if e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "_&&_" {
+		var out []ast.Expr
+		for _, a := range e.AsCall().Args() {
+			out = append(out, conjuncts(a)...)
+		}
+		return out
+	}
+	return []ast.Expr{e}
+}
+
+func isTool(e ast.Expr) bool { return e.Kind() == ast.IdentKind && e.AsIdent() == "tool" }
+
+func stringLit(e ast.Expr) (string, bool) {
+	if e.Kind() != ast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+func toolTest(e ast.Expr) func(string) bool {
+	if e.Kind() != ast.CallKind {
+		return nil
+	}
+	call := e.AsCall()
+	args := call.Args()
+	switch call.FunctionName() {
+	case "_==_":
+		if len(args) == 2 {
+			if s, ok := stringLit(args[1]); ok && isTool(args[0]) {
+				return func(t string) bool { return t == s }
+			}
+			if s, ok := stringLit(args[0]); ok && isTool(args[1]) {
+				return func(t string) bool { return t == s }
+			}
+		}
+	case "startsWith", "endsWith":
+		if call.IsMemberFunction() && isTool(call.Target()) && len(args) == 1 {
+			if s, ok := stringLit(args[0]); ok {
+				if call.FunctionName() == "startsWith" {
+					return func(t string) bool { return strings.HasPrefix(t, s) }
+				}
+				return func(t string) bool { return strings.HasSuffix(t, s) }
+			}
+		}
+	case "glob":
+		if !call.IsMemberFunction() && len(args) == 2 && isTool(args[1]) {
+			if p, ok := stringLit(args[0]); ok {
+				return func(t string) bool { return risk.Glob(p, t) }
+			}
+		}
+	case "@in":
+		if len(args) == 2 && isTool(args[0]) && args[1].Kind() == ast.ListKind {
+			set := map[string]bool{}
+			for _, el := range args[1].AsList().Elements() {
+				s, ok := stringLit(el)
+				if !ok {
+					return nil
+				}
+				set[s] = true
+			}
+			return func(t string) bool { return set[t] }
+		}
+	case "_||_":
+		var any []func(string) bool
+		for _, a := range args {
+			t := toolTest(a)
+			if t == nil {
+				return nil // one side is not about the tool: no conclusion
+			}
+			any = append(any, t)
+		}
+		return func(t string) bool {
+			for _, f := range any {
+				if f(t) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return nil
+}
+
+// Input is everything a condition may look at (policy.md, CEL environment).
+type Input struct {
+	Tool    string
+	Args    map[string]any
+	Agent   string
+	Tenant  string
+	Intent  string
+	Labels  map[string]string
+	Risk    []string
+	Facts   map[string]any
+	Session map[string]any
+	Cost    float64
+	Now     time.Time
+}
+
+// activation resolves the CEL variables of one check. Values are converted
+// to CEL once per check and shared by every rule.
+type activation struct {
+	tool, agent, tenant, intent types.String
+	args, labels, risk, facts   ref.Val
+	session                     ref.Val
+	cost                        types.Double
+	now                         types.Timestamp
+}
+
+func newActivation(in *Input) *activation {
+	adapt := types.DefaultTypeAdapter
+	orEmpty := func(m map[string]any) map[string]any {
+		if m == nil {
+			return map[string]any{}
+		}
+		return m
+	}
+	labels := in.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	riskTags := in.Risk
+	if riskTags == nil {
+		riskTags = []string{}
+	}
+	return &activation{
+		tool: types.String(in.Tool), agent: types.String(in.Agent), tenant: types.String(in.Tenant),
+		intent:  types.String(in.Intent),
+		args:    adapt.NativeToValue(orEmpty(in.Args)),
+		labels:  adapt.NativeToValue(labels),
+		risk:    adapt.NativeToValue(riskTags),
+		facts:   adapt.NativeToValue(orEmpty(in.Facts)),
+		session: adapt.NativeToValue(orEmpty(in.Session)),
+		cost:    types.Double(in.Cost),
+		now:     types.Timestamp{Time: in.Now},
+	}
+}
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "tool":
+		return a.tool, true
+	case "args":
+		return a.args, true
+	case "agent":
+		return a.agent, true
+	case "tenant":
+		return a.tenant, true
+	case "intent":
+		return a.intent, true
+	case "labels":
+		return a.labels, true
+	case "risk":
+		return a.risk, true
+	case "facts":
+		return a.facts, true
+	case "session":
+		return a.session, true
+	case "cost":
+		return a.cost, true
+	case "now":
+		return a.now, true
+	}
+	return nil, false
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }

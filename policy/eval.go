@@ -1,0 +1,340 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"cel.dev/cel-go/common/types"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/risk"
+)
+
+// Tier names, as reported in traces.
+const (
+	TierGlobal = "global"
+	TierTenant = "tenant"
+)
+
+// Set is the policy one tenant's checks are decided by: the global tier and,
+// optionally, the tenant's own. Both are evaluated together, so a tenant tier
+// can add restrictions but never loosen the global tier.
+type Set struct {
+	Global  *Policy
+	Tenant  *Policy
+	Version string
+}
+
+// NewSet combines tiers. Either may be nil; with both nil the set is nil and
+// every check is denied ("no policy loaded"). The version of a set with one
+// tier is that tier's version; with two it is "sha256:" of both versions.
+func NewSet(global, tenant *Policy) *Set {
+	switch {
+	case global == nil && tenant == nil:
+		return nil
+	case tenant == nil:
+		return &Set{Global: global, Version: global.Version}
+	case global == nil:
+		return &Set{Tenant: tenant, Version: tenant.Version}
+	}
+	sum := sha256.Sum256([]byte(global.Version + "\n" + tenant.Version))
+	return &Set{Global: global, Tenant: tenant, Version: "sha256:" + hex.EncodeToString(sum[:])}
+}
+
+// Tools returns the tool specs of both tiers: a tenant may add classifiers, never remove one.
+func (s *Set) Tools() []risk.ToolSpec {
+	if s == nil {
+		return nil
+	}
+	var out []risk.ToolSpec
+	for _, p := range s.tiers() {
+		out = append(out, p.policy.Tools...)
+	}
+	return out
+}
+
+type tier struct {
+	name   string
+	policy *Policy
+}
+
+func (s *Set) tiers() []tier {
+	var out []tier
+	if s.Global != nil {
+		out = append(out, tier{TierGlobal, s.Global})
+	}
+	if s.Tenant != nil {
+		out = append(out, tier{TierTenant, s.Tenant})
+	}
+	return out
+}
+
+// TraceRow is one rule's part in a decision, in file order (global tier first).
+type TraceRow struct {
+	Rule     string        `json:"rule"`
+	Tier     string        `json:"tier"`
+	Matched  bool          `json:"matched"`
+	Decision rein.Decision `json:"decision"`
+	Mode     string        `json:"mode"`
+	Error    string        `json:"error"`
+}
+
+// LimitMatch is a limit rule whose condition matched the check.
+type LimitMatch struct {
+	Rule *Rule
+	Tier string
+}
+
+// LimitVerdict is what the rate limiter says about one matched limit rule.
+type LimitVerdict struct {
+	Exceeded   bool
+	RetryAfter time.Duration
+}
+
+// Result is the policy's answer to one check.
+type Result struct {
+	Decision rein.Decision
+	Reason   string
+	Rule     string // the deciding rule; "" for the default and for "no policy loaded"
+	Tier     string
+	// Args are the arguments to execute with: the request's, changed by the
+	// matching modify rules when the decision is modify or ask.
+	Args     map[string]any
+	Modified bool
+	// Approval holds the combined requirements of all matching ask rules.
+	Approval     *Approval
+	ApproverSets [][]string
+	RetryAfter   time.Duration
+	// Limits are the enforced limit rules that matched: a token is spent on
+	// each when the final decision allows the action.
+	Limits []LimitMatch
+	Shadow []rein.ShadowMatch
+	Trace  []TraceRow
+}
+
+// outcome is one rule's evaluation.
+type outcome struct {
+	rule    *Rule
+	tier    string
+	matched bool
+	err     error
+}
+
+// Evaluation is one check being decided: conditions are evaluated once each,
+// the limit rules first (the rate limiter needs them), then the others.
+type Evaluation struct {
+	set    *Set
+	in     *Input
+	act    *activation
+	limits []outcome
+}
+
+// Evaluate starts deciding a check. A nil set (no policy loaded) is allowed.
+func (s *Set) Evaluate(in *Input) *Evaluation {
+	ev := &Evaluation{set: s, in: in}
+	if s == nil {
+		return ev
+	}
+	ev.act = newActivation(in)
+	for _, t := range s.tiers() {
+		for _, r := range t.policy.Rules {
+			if r.Limit != nil {
+				ev.limits = append(ev.limits, ev.eval(r, t.name))
+			}
+		}
+	}
+	return ev
+}
+
+// Limits returns the enforced limit rules whose conditions matched.
+func (ev *Evaluation) Limits() []LimitMatch {
+	var out []LimitMatch
+	for _, o := range ev.limits {
+		if o.matched && o.err == nil && !o.rule.Shadow {
+			out = append(out, LimitMatch{Rule: o.rule, Tier: o.tier})
+		}
+	}
+	return out
+}
+
+func (ev *Evaluation) eval(r *Rule, tierName string) outcome {
+	o := outcome{rule: r, tier: tierName}
+	if r.toolMatch != nil && !r.toolMatch(ev.in.Tool) {
+		return o
+	}
+	out, _, err := r.when.Eval(ev.act)
+	switch {
+	case err != nil:
+		o.err = err
+	case out == types.True:
+		o.matched = true
+	case out == types.False:
+	default:
+		o.err = fmt.Errorf("condition gave %v (%s), not true or false", out, out.Type().TypeName())
+	}
+	return o
+}
+
+// Decide combines the matching rules into one decision (policy.md, How rules
+// combine). verdicts says which matched limit rules are over their rate.
+func (ev *Evaluation) Decide(verdicts map[*Rule]LimitVerdict) *Result {
+	in := ev.in
+	res := &Result{Args: in.Args}
+	if ev.set == nil {
+		res.Decision, res.Reason = rein.Deny, "no policy loaded"
+		return res
+	}
+	res.Limits = ev.Limits()
+
+	var best *outcome
+	bestDecision := rein.Allow
+	var asks, modifies []*outcome
+	li := 0
+	for _, t := range ev.set.tiers() {
+		for _, r := range t.policy.Rules {
+			var o outcome
+			if r.Limit != nil {
+				o = ev.limits[li]
+				li++
+			} else {
+				o = ev.eval(r, t.name)
+			}
+			d := r.Decision
+			if r.Limit != nil {
+				d = ""
+				if v, ok := verdicts[r]; ok && v.Exceeded && o.matched {
+					d = rein.Throttle
+					if v.RetryAfter > res.RetryAfter {
+						res.RetryAfter = v.RetryAfter
+					}
+				}
+			}
+			row := TraceRow{Rule: r.ID, Tier: t.name, Matched: o.matched, Decision: d, Mode: "enforce"}
+			if r.Shadow {
+				row.Mode = "shadow"
+			}
+			if o.err != nil {
+				row.Error = o.err.Error()
+				row.Decision = rein.Deny
+			}
+			res.Trace = append(res.Trace, row)
+			if r.Shadow {
+				if o.matched || o.err != nil {
+					would := r.Decision
+					if r.Limit != nil {
+						would = rein.Throttle
+					}
+					res.Shadow = append(res.Shadow, rein.ShadowMatch{Rule: r.ID, Decision: would, Error: row.Error})
+				}
+				continue
+			}
+			if o.err == nil && (!o.matched || d == "") {
+				continue
+			}
+			switch {
+			case o.err != nil:
+				d = rein.Deny
+			case d == rein.Ask:
+				asks = append(asks, &o)
+			case d == rein.Modify:
+				modifies = append(modifies, &o)
+			}
+			if best == nil || d.Restrictiveness() > bestDecision.Restrictiveness() {
+				best, bestDecision = &o, d
+			}
+		}
+	}
+
+	if best == nil {
+		res.Decision = ev.defaultDecision()
+		if res.Decision == rein.Deny {
+			res.Reason = "no rule allows " + in.Tool
+		} else {
+			res.Reason = "no rule matched; the policy default is allow"
+		}
+		return res
+	}
+	res.Decision, res.Rule, res.Tier = bestDecision, best.rule.ID, best.tier
+	if best.err != nil {
+		res.Reason = fmt.Sprintf("policy error in rule %s: %v", best.rule.ID, best.err)
+		return res
+	}
+	res.Reason = ev.reason(best.rule)
+
+	if bestDecision == rein.Modify || bestDecision == rein.Ask {
+		if len(modifies) > 0 {
+			args, _ := deepCopy(in.Args).(map[string]any)
+			if args == nil {
+				args = map[string]any{}
+			}
+			for _, m := range modifies {
+				if err := m.rule.Modify.apply(args); err != nil {
+					res.Decision, res.Rule, res.Tier = rein.Deny, m.rule.ID, m.tier
+					res.Reason = fmt.Sprintf("modify rule %s failed: %v", m.rule.ID, err)
+					return res
+				}
+			}
+			res.Args, res.Modified = args, true
+		}
+	}
+	if bestDecision == rein.Ask {
+		res.Approval, res.ApproverSets = combineApprovals(asks)
+	}
+	return res
+}
+
+func (ev *Evaluation) defaultDecision() rein.Decision {
+	d := rein.Allow
+	for _, t := range ev.set.tiers() {
+		if t.policy.Default.Restrictiveness() > d.Restrictiveness() {
+			d = t.policy.Default
+		}
+	}
+	return d
+}
+
+func (ev *Evaluation) reason(r *Rule) string {
+	if r.reasonExpr != nil {
+		out, _, err := r.reasonExpr.Eval(ev.act)
+		if err != nil {
+			return fmt.Sprintf("rule %s (its reason_expr failed: %v)", r.ID, err)
+		}
+		if s, ok := out.(types.String); ok {
+			return string(s)
+		}
+	}
+	if r.Reason != "" {
+		return r.Reason
+	}
+	return "matched rule " + r.ID
+}
+
+// combineApprovals joins the requirements of several ask rules: every rule's
+// approver set must be satisfied, with the largest quorum and the shortest TTLs.
+func combineApprovals(asks []*outcome) (*Approval, [][]string) {
+	var c *Approval
+	var sets [][]string
+	seen := map[string]bool{}
+	for _, o := range asks {
+		a := o.rule.Approval
+		sets = append(sets, a.Approvers)
+		if c == nil {
+			cp := a
+			cp.Approvers = nil
+			c = &cp
+		}
+		for _, s := range a.Approvers {
+			if !seen[s] {
+				seen[s] = true
+				c.Approvers = append(c.Approvers, s)
+			}
+		}
+		c.Quorum = max(c.Quorum, a.Quorum)
+		c.RejectQuorum = min(c.RejectQuorum, a.RejectQuorum)
+		c.TTL = min(c.TTL, a.TTL)
+		c.GrantTTL = min(c.GrantTTL, a.GrantTTL)
+	}
+	return c, sets
+}

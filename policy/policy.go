@@ -1,0 +1,524 @@
+// Package policy parses, compiles and evaluates rein policies (policy.md):
+// strict YAML, CEL conditions compiled once per version, and the
+// most-restrictive combination of matching rules across the global and tenant
+// tiers. It is a pure package: a check's inputs in, a decision and a trace out.
+package policy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/risk"
+)
+
+// Defaults of api.md for approvals when the policy says nothing.
+const (
+	DefaultTTL      = 15 * time.Minute
+	DefaultGrantTTL = 10 * time.Minute
+	// DefaultCostLimit bounds the CEL work of one rule's condition for one check.
+	DefaultCostLimit = 1_000_000
+)
+
+// Policy is one compiled tier: the global policy or one tenant's.
+type Policy struct {
+	Version   string // "sha256:" + hex of Source
+	Source    []byte
+	Default   rein.Decision
+	Approval  Approval
+	Tools     []risk.ToolSpec
+	Workspace string
+	Rules     []*Rule
+}
+
+// Rule is one compiled rule.
+type Rule struct {
+	ID         string
+	Line       int
+	Decision   rein.Decision // "" for limit rules
+	Reason     string
+	Shadow     bool
+	Approval   Approval // ask rules: the policy defaults overlaid with the rule's own
+	Limit      *Limit
+	Modify     *ModifySpec
+	when       cel.Program
+	reasonExpr cel.Program
+	// toolMatch, when set, is a cheap necessary condition on the tool name
+	// taken from the condition's top-level conjuncts; rules it rejects are
+	// not evaluated (the full condition could only be false).
+	toolMatch func(string) bool
+}
+
+// Approval is what an `ask` needs to be approved.
+type Approval struct {
+	Approvers    []string
+	Quorum       int
+	RejectQuorum int
+	TTL          time.Duration
+	GrantTTL     time.Duration
+}
+
+// Limit is a rate limit rule: Rate calls per Per, counted per the By keys.
+type Limit struct {
+	Rate int
+	Per  time.Duration
+	By   []string
+}
+
+// ModifySpec changes arguments: paths removed, then paths set.
+type ModifySpec struct {
+	Remove []string
+	Set    map[string]any
+}
+
+// Problem is one thing wrong with a policy file.
+type Problem struct {
+	Rule    string `json:"rule,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", p.Line)
+	}
+	if p.Rule != "" {
+		fmt.Fprintf(&b, "rule %s: ", p.Rule)
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Problems is the error of a policy that does not compile: every problem found.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "; ")
+}
+
+// VersionOf returns the version of policy bytes: "sha256:" + hex SHA-256.
+func VersionOf(src []byte) string {
+	sum := sha256.Sum256(src)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// The YAML schema. Unknown fields are errors.
+type fileYAML struct {
+	Version   int                 `yaml:"version"`
+	Default   string              `yaml:"default"`
+	Approval  *approvalYAML       `yaml:"approval"`
+	Tools     map[string]toolYAML `yaml:"tools"`
+	Workspace string              `yaml:"workspace"`
+	Rules     []ruleYAML          `yaml:"rules"`
+}
+
+type approvalYAML struct {
+	Approvers    []string `yaml:"approvers"`
+	Quorum       int      `yaml:"quorum"`
+	RejectQuorum int      `yaml:"reject_quorum"`
+	TTL          string   `yaml:"ttl"`
+	GrantTTL     string   `yaml:"grant_ttl"`
+}
+
+type toolYAML struct {
+	Shell         []string `yaml:"shell"`
+	URL           []string `yaml:"url"`
+	Path          []string `yaml:"path"`
+	SQL           []string `yaml:"sql"`
+	TaintsSession bool     `yaml:"taints_session"`
+	Resolve       bool     `yaml:"resolve"`
+}
+
+type ruleYAML struct {
+	ID          string        `yaml:"id"`
+	Description string        `yaml:"description"`
+	When        string        `yaml:"when"`
+	Decision    string        `yaml:"decision"`
+	Reason      string        `yaml:"reason"`
+	ReasonExpr  string        `yaml:"reason_expr"`
+	Mode        string        `yaml:"mode"`
+	Approval    *approvalYAML `yaml:"approval"`
+	Limit       *limitYAML    `yaml:"limit"`
+	Modify      *modifyYAML   `yaml:"modify"`
+}
+
+type limitYAML struct {
+	Rate int      `yaml:"rate"`
+	Per  string   `yaml:"per"`
+	By   []string `yaml:"by"`
+}
+
+type modifyYAML struct {
+	Remove []string       `yaml:"remove"`
+	Set    map[string]any `yaml:"set"`
+}
+
+// knownFields names each schema type's fields for "unknown field" messages.
+var knownFields = map[string][2]string{
+	"policy.fileYAML":     {"the policy", "version, default, approval, tools, workspace, rules"},
+	"policy.approvalYAML": {"approval", "approvers, quorum, reject_quorum, ttl, grant_ttl"},
+	"policy.toolYAML":     {"a tools entry", "shell, url, path, sql, taints_session, resolve"},
+	"policy.ruleYAML":     {"a rule", "id, description, when, decision, reason, reason_expr, mode, approval, limit, modify"},
+	"policy.limitYAML":    {"limit", "rate, per, by"},
+	"policy.modifyYAML":   {"modify", "remove, set"},
+}
+
+var (
+	unknownFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+	yamlLineRE     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	ruleIDRE       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	selectorRE     = regexp.MustCompile(`^(client|(group|user|role):[A-Za-z0-9._@/-]{1,128})$`)
+)
+
+// MaxSourceBytes bounds a policy file.
+const MaxSourceBytes = 4 << 20
+
+// Compile parses and compiles a policy. On any problem it returns Problems
+// listing all of them (with line numbers), and no policy.
+func Compile(src []byte) (*Policy, error) {
+	if len(src) > MaxSourceBytes {
+		return nil, Problems{{Message: fmt.Sprintf("the policy is %d bytes; the limit is %d", len(src), MaxSourceBytes)}}
+	}
+	var f fileYAML
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, yamlProblems(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, Problems{{Line: extra.Line, Message: "the file holds more than one YAML document; put the whole policy in one"}}
+	}
+	lines := ruleLines(src)
+
+	var ps Problems
+	p := &Policy{Version: VersionOf(src), Source: append([]byte(nil), src...), Workspace: f.Workspace}
+	switch f.Version {
+	case 1:
+	case 0:
+		ps = append(ps, Problem{Line: 1, Message: "missing `version: 1` at the top of the policy"})
+	default:
+		ps = append(ps, Problem{Message: fmt.Sprintf("version %d is not supported; this rein reads version 1", f.Version)})
+	}
+	switch f.Default {
+	case "", "deny":
+		p.Default = rein.Deny
+	case "allow":
+		p.Default = rein.Allow
+	default:
+		ps = append(ps, Problem{Message: fmt.Sprintf("default %q: use deny or allow", f.Default)})
+	}
+	base := Approval{Approvers: []string{"role:approver"}, Quorum: 1, RejectQuorum: 1, TTL: DefaultTTL, GrantTTL: DefaultGrantTTL}
+	p.Approval, ps = overlayApproval(base, f.Approval, "", 0, ps)
+
+	patterns := make([]string, 0, len(f.Tools))
+	for pat := range f.Tools {
+		patterns = append(patterns, pat)
+	}
+	sort.Strings(patterns)
+	for _, pat := range patterns {
+		t := f.Tools[pat]
+		p.Tools = append(p.Tools, risk.ToolSpec{Pattern: pat, Shell: t.Shell, URL: t.URL, Path: t.Path, SQL: t.SQL,
+			TaintsSession: t.TaintsSession, Resolve: t.Resolve})
+	}
+
+	seen := map[string]int{}
+	for i, ry := range f.Rules {
+		line := 0
+		if i < len(lines) {
+			line = lines[i]
+		}
+		r, rps := compileRule(ry, line, p.Approval)
+		ps = append(ps, rps...)
+		if ry.ID != "" {
+			if first, dup := seen[ry.ID]; dup {
+				ps = append(ps, Problem{Rule: ry.ID, Line: line, Message: fmt.Sprintf("duplicate rule id (first used on line %d)", first)})
+			}
+			seen[ry.ID] = line
+		}
+		if r != nil {
+			p.Rules = append(p.Rules, r)
+		}
+	}
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	return p, nil
+}
+
+func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
+	var ps Problems
+	id := ry.ID
+	bad := func(format string, args ...any) {
+		ps = append(ps, Problem{Rule: id, Line: line, Message: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case id == "":
+		bad("missing id: give every rule a unique id, e.g. `id: shell-destructive`")
+	case !ruleIDRE.MatchString(id):
+		bad("id %q: use letters, digits, '.', '_', ':' and '-' (at most 128)", id)
+	}
+	r := &Rule{ID: id, Line: line, Reason: ry.Reason}
+	switch ry.Mode {
+	case "", "enforce":
+	case "shadow":
+		r.Shadow = true
+	default:
+		bad("mode %q: use enforce (the default) or shadow", ry.Mode)
+	}
+	switch d := rein.Decision(ry.Decision); d {
+	case rein.Allow, rein.Deny, rein.Ask, rein.Modify:
+		r.Decision = d
+		if ry.Limit != nil {
+			bad("a rule has either a decision or a limit; a limit rule's decision is throttle when the rate is exceeded")
+		}
+	case rein.Throttle:
+		bad("decision throttle comes from a limit: write `limit: {rate: N, per: 1h, by: [agent]}` instead")
+	case "":
+		if ry.Limit == nil {
+			bad("missing decision: use allow, deny, ask or modify (or a limit)")
+		}
+	default:
+		bad("decision %q: use allow, deny, ask or modify", ry.Decision)
+	}
+	if ry.Approval != nil && r.Decision != rein.Ask {
+		bad("approval settings only apply to decision ask")
+	}
+	if r.Decision == rein.Ask {
+		r.Approval, ps = overlayApproval(defaults, ry.Approval, id, line, ps)
+	}
+	if (ry.Modify != nil) != (r.Decision == rein.Modify) {
+		bad("decision modify and a modify block go together: `decision: modify` with `modify: {remove: [...], set: {...}}`")
+	}
+	if ry.Modify != nil {
+		if len(ry.Modify.Remove) == 0 && len(ry.Modify.Set) == 0 {
+			bad("modify changes nothing: give remove or set")
+		}
+		for _, path := range append(append([]string(nil), ry.Modify.Remove...), keys(ry.Modify.Set)...) {
+			if err := checkArgPath(path); err != nil {
+				bad("modify path %q: %v", path, err)
+			}
+		}
+		set := map[string]any{}
+		for k, v := range ry.Modify.Set {
+			set[k] = normaliseYAML(v)
+		}
+		r.Modify = &ModifySpec{Remove: ry.Modify.Remove, Set: set}
+	}
+	if ry.Limit != nil {
+		l := &Limit{Rate: ry.Limit.Rate, By: ry.Limit.By}
+		if l.Rate <= 0 {
+			bad("limit rate must be a positive number of calls")
+		}
+		per, err := ParseDuration(ry.Limit.Per)
+		if err != nil || per <= 0 {
+			bad("limit per %q: use a duration such as 1m, 1h or 1d", ry.Limit.Per)
+		}
+		l.Per = per
+		if len(l.By) == 0 {
+			l.By = []string{"agent"}
+		}
+		for _, b := range l.By {
+			switch b {
+			case "agent", "session", "tenant", "tool":
+			default:
+				bad("limit by %q: use agent, session, tenant or tool", b)
+			}
+		}
+		r.Limit = l
+	}
+	if ry.When == "" {
+		bad("missing when: write a CEL condition, e.g. `when: 'tool == \"shell.exec\"'` (use 'true' for every check)")
+	} else {
+		prg, match, err := compileWhen(ry.When)
+		if err != nil {
+			bad("when: %v", err)
+		}
+		r.when, r.toolMatch = prg, match
+	}
+	if ry.ReasonExpr != "" {
+		if ry.Reason != "" {
+			bad("give reason or reason_expr, not both")
+		}
+		prg, err := compileReason(ry.ReasonExpr)
+		if err != nil {
+			bad("reason_expr: %v", err)
+		}
+		r.reasonExpr = prg
+	}
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	return r, nil
+}
+
+// overlayApproval applies an approval block over defaults and validates the result.
+func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Problems) (Approval, Problems) {
+	bad := func(format string, args ...any) {
+		ps = append(ps, Problem{Rule: rule, Line: line, Message: fmt.Sprintf(format, args...)})
+	}
+	if y == nil {
+		return a, ps
+	}
+	if y.Approvers != nil {
+		a.Approvers = y.Approvers
+		if len(a.Approvers) == 0 {
+			bad("approval approvers is empty: name who may approve, e.g. [\"group:oncall\"]")
+		}
+	}
+	for _, s := range a.Approvers {
+		if !selectorRE.MatchString(s) {
+			bad("approver %q: use group:<name>, user:<key name>, role:<role> or client", s)
+		}
+		if r, ok := strings.CutPrefix(s, "role:"); ok && !validRole(r) {
+			bad("approver %q: roles are admin, approver, agent and auditor", s)
+		}
+	}
+	if y.Quorum != 0 {
+		a.Quorum = y.Quorum
+	}
+	if y.RejectQuorum != 0 {
+		a.RejectQuorum = y.RejectQuorum
+	}
+	if a.Quorum < 1 || a.RejectQuorum < 1 {
+		bad("approval quorum and reject_quorum must be at least 1")
+	}
+	for _, d := range []struct {
+		name string
+		in   string
+		out  *time.Duration
+	}{{"ttl", y.TTL, &a.TTL}, {"grant_ttl", y.GrantTTL, &a.GrantTTL}} {
+		if d.in == "" {
+			continue
+		}
+		v, err := ParseDuration(d.in)
+		if err != nil || v <= 0 {
+			bad("approval %s %q: use a duration such as 15m, 1h or 1d", d.name, d.in)
+			continue
+		}
+		*d.out = v
+	}
+	return a, ps
+}
+
+func validRole(r string) bool {
+	for _, x := range rein.AllRoles {
+		if string(x) == r {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseDuration reads Go durations plus a "d" (24h) unit: 90s, 15m, 1h30m, 7d.
+func ParseDuration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// yamlProblems turns yaml.v3 errors into Problems with line numbers and the
+// list of fields that would have been accepted.
+func yamlProblems(err error) Problems {
+	var msgs []string
+	if te, ok := err.(*yaml.TypeError); ok {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var ps Problems
+	for _, m := range msgs {
+		if g := unknownFieldRE.FindStringSubmatch(m); g != nil {
+			n, _ := strconv.Atoi(g[1])
+			where, known := "the policy", ""
+			if k, ok := knownFields[g[3]]; ok {
+				where, known = k[0], "; known fields: "+k[1]
+			}
+			ps = append(ps, Problem{Line: n, Message: fmt.Sprintf("unknown field %q in %s%s", g[2], where, known)})
+			continue
+		}
+		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
+			n, _ := strconv.Atoi(g[1])
+			ps = append(ps, Problem{Line: n, Message: strings.ReplaceAll(g[2], "policy.", "")})
+			continue
+		}
+		ps = append(ps, Problem{Message: strings.TrimPrefix(m, "yaml: ")})
+	}
+	return ps
+}
+
+// ruleLines returns the line of each item of the top-level rules list.
+func ruleLines(src []byte) []int {
+	var doc yaml.Node
+	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "rules" && root.Content[i+1].Kind == yaml.SequenceNode {
+			var out []int
+			for _, item := range root.Content[i+1].Content {
+				out = append(out, item.Line)
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// normaliseYAML turns YAML-decoded values into the shapes JSON decoding gives
+// (map[string]any, []any, int64, float64), so set values compare and encode
+// like arguments do.
+func normaliseYAML(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = normaliseYAML(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = normaliseYAML(x)
+		}
+		return out
+	case int:
+		return int64(t)
+	case uint64:
+		return float64(t)
+	}
+	return v
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,255 @@
+// Package rein holds the domain of the rein control plane: checks, decisions,
+// keys, approvals and audit entries, and the Store interface that the storage
+// adapters (sqlite, and later postgres) implement. It does no I/O of its own.
+package rein
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Version is the release of this binary; the build may override it with -ldflags.
+var Version = "0.1.0-dev"
+
+// Decision is rein's answer to a check.
+type Decision string
+
+const (
+	Allow    Decision = "allow"
+	Deny     Decision = "deny"
+	Ask      Decision = "ask"
+	Throttle Decision = "throttle"
+	Modify   Decision = "modify"
+)
+
+// Restrictiveness orders decisions for combination: deny > ask > throttle > modify > allow.
+func (d Decision) Restrictiveness() int {
+	switch d {
+	case Deny:
+		return 4
+	case Ask:
+		return 3
+	case Throttle:
+		return 2
+	case Modify:
+		return 1
+	case Allow:
+		return 0
+	}
+	return 5 // unknown decisions are treated as stricter than deny: never allow them
+}
+
+// Allows reports whether the action may run (allow or modify).
+func (d Decision) Allows() bool { return d == Allow || d == Modify }
+
+// Role is what a key may do (api.md, Roles).
+type Role string
+
+const (
+	RoleAdmin    Role = "admin"
+	RoleApprover Role = "approver"
+	RoleAgent    Role = "agent"
+	RoleAuditor  Role = "auditor"
+)
+
+// AllRoles lists the roles in the order they are documented.
+var AllRoles = []Role{RoleAdmin, RoleApprover, RoleAgent, RoleAuditor}
+
+// AllTenants is the tenant of keys that administer every tenant.
+const AllTenants = "*"
+
+// Key is an API key: the identity (Name) of an agent or a person in one tenant.
+type Key struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Tenant     string     `json:"tenant"`
+	Roles      []Role     `json:"roles"`
+	Groups     []string   `json:"groups"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	SecretHash string     `json:"-"`
+}
+
+// Has reports whether the key holds any of the roles.
+func (k *Key) Has(roles ...Role) bool {
+	for _, have := range k.Roles {
+		for _, want := range roles {
+			if have == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Sees reports whether the key may see objects of tenant t.
+func (k *Key) Sees(t string) bool { return k.Tenant == AllTenants || k.Tenant == t }
+
+// CheckResponse is the answer to POST /v1/check, field for field as api.md fixes it.
+type CheckResponse struct {
+	ID            string          `json:"id"`
+	Decision      Decision        `json:"decision"`
+	Reason        string          `json:"reason"`
+	Rule          string          `json:"rule"`
+	PolicyVersion string          `json:"policy_version"`
+	Risk          []string        `json:"risk"`
+	ActionHash    string          `json:"action_hash"`
+	Args          json.RawMessage `json:"args"`
+	Approval      *ApprovalRef    `json:"approval"`
+	RetryAfterMS  *int64          `json:"retry_after_ms"`
+	AuditIndex    int64           `json:"audit_index"`
+}
+
+// ApprovalRef is the short view of an approval inside a check response.
+type ApprovalRef struct {
+	ID        string    `json:"id"`
+	Status    string    `json:"status"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Quorum    int       `json:"quorum"`
+	Approvals int       `json:"approvals"`
+	URL       string    `json:"url"`
+}
+
+// CheckRecord is a stored check: the answer as it was sent, plus what was asked
+// and what rein derived. GET /v1/checks/{id} returns it.
+type CheckRecord struct {
+	CheckResponse
+	Tenant    string         `json:"tenant"`
+	CreatedAt time.Time      `json:"created_at"`
+	Check     CheckInput     `json:"check"`
+	Facts     map[string]any `json:"facts"`
+	Shadow    []ShadowMatch  `json:"shadow"`
+	KeyID     string         `json:"-"`
+}
+
+// CheckInput is the request as rein understood it, after validation.
+type CheckInput struct {
+	Tool      string            `json:"tool"`
+	Args      json.RawMessage   `json:"args"`
+	Session   string            `json:"session"`
+	Agent     string            `json:"agent"`
+	Intent    string            `json:"intent"`
+	Labels    map[string]string `json:"labels"`
+	Cost      float64           `json:"cost"`
+	RequestID string            `json:"request_id"`
+}
+
+// ShadowMatch is a rule in `mode: shadow` that matched: what it would have done.
+type ShadowMatch struct {
+	Rule     string   `json:"rule"`
+	Decision Decision `json:"decision"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// Approval statuses (api.md, Approvals).
+const (
+	StatusPending     = "pending"
+	StatusApproved    = "approved"
+	StatusRejected    = "rejected"
+	StatusExpired     = "expired"
+	StatusCancelled   = "cancelled"
+	StatusInvalidated = "invalidated"
+	StatusConsumed    = "consumed"
+)
+
+// Approval is the durable request behind an `ask`.
+type Approval struct {
+	ID             string          `json:"id"`
+	Tenant         string          `json:"tenant"`
+	Status         string          `json:"status"`
+	CheckID        string          `json:"check_id"`
+	ActionHash     string          `json:"action_hash"`
+	Agent          string          `json:"agent"`
+	Session        string          `json:"session"`
+	Tool           string          `json:"tool"`
+	Args           json.RawMessage `json:"args"`
+	Intent         string          `json:"intent"`
+	Risk           []string        `json:"risk"`
+	Rule           string          `json:"rule"`
+	Reason         string          `json:"reason"`
+	Approvers      []string        `json:"approvers"`
+	ApproverSets   [][]string      `json:"approver_sets"`
+	Quorum         int             `json:"quorum"`
+	RejectQuorum   int             `json:"reject_quorum"`
+	GrantTTL       time.Duration   `json:"-"`
+	Votes          []Vote          `json:"votes"`
+	ApprovedArgs   json.RawMessage `json:"approved_args"`
+	CreatedAt      time.Time       `json:"created_at"`
+	ExpiresAt      time.Time       `json:"expires_at"`
+	ResolvedAt     *time.Time      `json:"resolved_at"`
+	GrantExpiresAt *time.Time      `json:"grant_expires_at"`
+	ConsumedAt     *time.Time      `json:"consumed_at"`
+}
+
+// Vote is one approver's vote on an approval.
+type Vote struct {
+	By      string          `json:"by"`
+	Vote    string          `json:"vote"`
+	Message string          `json:"message"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	At      time.Time       `json:"at"`
+}
+
+// Ref returns the short view of the approval used in check responses.
+func (a *Approval) Ref(baseURL string) *ApprovalRef {
+	n := 0
+	for _, v := range a.Votes {
+		if v.Vote == "approve" || v.Vote == "edit" {
+			n++
+		}
+	}
+	return &ApprovalRef{ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Quorum: a.Quorum,
+		Approvals: n, URL: baseURL + "/approvals/" + a.ID}
+}
+
+// PolicyDoc is one tier of policy as stored: the global policy, or one tenant's.
+type PolicyDoc struct {
+	Tenant    string    `json:"tenant"` // "" for the global tier
+	Version   string    `json:"version"`
+	Source    string    `json:"source"`
+	LoadedAt  time.Time `json:"loaded_at"`
+	LoadedBy  string    `json:"loaded_by"`
+	Origin    string    `json:"origin"` // "file:<path>" or "api"
+}
+
+// ErrNotFound is returned by stores for a missing object; the API maps it to 404.
+var ErrNotFound = Errorf(ECodeNotFound, "not found")
+
+// ErrDuplicateRequest is returned by Store.RecordCheck when the key already
+// used the check's request_id; the stored record is returned alongside.
+var ErrDuplicateRequest = errors.New("duplicate request_id")
+
+// Store is rein's persistent state. Every method that changes state takes the
+// audit entries describing the change and writes them in the same transaction,
+// so that nothing is acknowledged that the audit log does not hold.
+type Store interface {
+	CreateKey(ctx context.Context, k *Key, e *Entry) error
+	KeyBySecretHash(ctx context.Context, hash string) (*Key, error)
+	KeyByID(ctx context.Context, id string) (*Key, error)
+	Keys(ctx context.Context, tenant string) ([]*Key, error)
+	RevokeKey(ctx context.Context, id string, at time.Time, e *Entry) error
+	CountActiveKeys(ctx context.Context, tenant string, role Role) (int, error)
+
+	// RecordCheck stores a decided check, the approval it created (if any) and
+	// its audit entries, and sets rec.AuditIndex to the index of entries[0].
+	// When the key already used rec's request_id it returns the stored record
+	// and ErrDuplicateRequest.
+	RecordCheck(ctx context.Context, rec *CheckRecord, created *Approval, entries []*Entry) (*CheckRecord, error)
+	CheckByID(ctx context.Context, id string) (*CheckRecord, error)
+	CheckByRequestID(ctx context.Context, keyID, requestID string) (*CheckRecord, error)
+
+	// LatestApproval returns the newest approval bound to the action hash, or ErrNotFound.
+	LatestApproval(ctx context.Context, tenant, actionHash string) (*Approval, error)
+
+	SavePolicy(ctx context.Context, doc *PolicyDoc, e *Entry) error
+	Policies(ctx context.Context) ([]*PolicyDoc, error)
+
+	// Append writes entries that accompany no other state change (server.started).
+	Append(ctx context.Context, entries ...*Entry) error
+	Entries(ctx context.Context, start int64, limit int) ([]*StoredEntry, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}
