@@ -34,14 +34,14 @@ const (
 // CheckRequest is the body of POST /v1/check.
 type CheckRequest struct {
 	Tool      string            `json:"tool"`
-	Args      json.RawMessage   `json:"args"`
-	Session   string            `json:"session"`
-	Agent     string            `json:"agent"`
-	Intent    string            `json:"intent"`
-	Labels    map[string]string `json:"labels"`
-	Cost      *float64          `json:"cost"`
-	RequestID string            `json:"request_id"`
-	WaitMS    int64             `json:"wait_ms"`
+	Args      json.RawMessage   `json:"args,omitempty"`
+	Session   string            `json:"session,omitempty"`
+	Agent     string            `json:"agent,omitempty"`
+	Intent    string            `json:"intent,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Cost      *float64          `json:"cost,omitempty"`
+	RequestID string            `json:"request_id,omitempty"`
+	WaitMS    int64             `json:"wait_ms,omitempty"`
 }
 
 var checkFields = "tool, args, session, agent, intent, labels, cost, request_id, wait_ms"

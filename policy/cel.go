@@ -66,7 +66,7 @@ func cidrContains(c, i ref.Val) ref.Val {
 	return types.Bool(prefix.Masked().Contains(ip.Unmap()))
 }
 
-func program(expr string, want *cel.Type) (cel.Program, *ast.AST, error) {
+func program(expr string, want *cel.Type) (cel.Program, *cel.Ast, error) {
 	e, err := env()
 	if err != nil {
 		return nil, nil, err
@@ -82,15 +82,15 @@ func program(expr string, want *cel.Type) (cel.Program, *ast.AST, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return prg, checked.NativeRep(), nil
+	return prg, checked, nil
 }
 
-func compileWhen(expr string) (cel.Program, func(string) bool, error) {
+func compileWhen(expr string) (cel.Program, *toolCond, *cel.Ast, error) {
 	prg, a, err := program(expr, cel.BoolType)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return prg, toolMatcher(a.Expr()), nil
+	return prg, toolCondition(a.NativeRep().Expr()), a, nil
 }
 
 func compileReason(expr string) (cel.Program, error) {
@@ -98,34 +98,66 @@ func compileReason(expr string) (cel.Program, error) {
 	return prg, err
 }
 
-// toolMatcher extracts a test on the tool name that the condition implies:
-// the conjunction of its top-level conjuncts of the forms tool == "x",
-// tool.startsWith("x"), tool.endsWith("x"), glob("p", tool), tool in [...]
-// and disjunctions of these. CEL's && is false as soon as one side is false,
-// whatever errors the others raise, so skipping a rule whose tool test fails
-// gives exactly the answer full evaluation would. Returns nil when the
-// condition has no such conjunct.
-func toolMatcher(e ast.Expr) func(string) bool {
-	var tests []func(string) bool
-	for _, c := range conjuncts(e) {
+// toolCond is a test on the tool name that a condition implies, taken from
+// its top-level conjuncts of the forms tool == "x", tool.startsWith("x"),
+// tool.endsWith("x"), glob("p", tool), tool in [...] and disjunctions of
+// these. CEL's && is false as soon as one side is false, whatever errors the
+// others raise, so skipping a rule whose tool test fails gives exactly the
+// answer full evaluation would.
+type toolCond struct {
+	match func(string) bool
+	// names, when non-nil, lists every tool name the condition can match.
+	names []string
+	// prefix, when set, is a prefix every matching tool name has.
+	prefix string
+	// prefixOnly is true when the test is exactly "starts with prefix".
+	prefixOnly bool
+	// only is true when the whole condition is this tool test.
+	only bool
+}
+
+func toolCondition(e ast.Expr) *toolCond {
+	cs := conjuncts(e)
+	var tests []*toolCond
+	for _, c := range cs {
 		if t := toolTest(c); t != nil {
 			tests = append(tests, t)
 		}
 	}
-	switch len(tests) {
-	case 0:
+	if len(tests) == 0 {
 		return nil
-	case 1:
-		return tests[0]
 	}
-	return func(tool string) bool {
-		for _, t := range tests {
-			if !t(tool) {
-				return false
+	out := &toolCond{only: len(tests) == len(cs)}
+	for _, t := range tests {
+		if len(t.prefix) > len(out.prefix) {
+			out.prefix = t.prefix
+		}
+		if t.names != nil && out.names == nil {
+			out.names = t.names
+		}
+	}
+	if len(tests) == 1 {
+		out.match, out.prefixOnly = tests[0].match, tests[0].prefixOnly
+	} else {
+		out.match = func(tool string) bool {
+			for _, t := range tests {
+				if !t.match(tool) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	if out.names != nil {
+		var keep []string
+		for _, n := range out.names {
+			if out.match(n) {
+				keep = append(keep, n)
 			}
 		}
-		return true
+		out.names = append([]string{}, keep...)
 	}
+	return out
 }
 
 func conjuncts(e ast.Expr) []ast.Expr {
@@ -149,7 +181,11 @@ func stringLit(e ast.Expr) (string, bool) {
 	return string(s), ok
 }
 
-func toolTest(e ast.Expr) func(string) bool {
+func exactTool(name string) *toolCond {
+	return &toolCond{match: func(t string) bool { return t == name }, names: []string{name}, prefix: name}
+}
+
+func toolTest(e ast.Expr) *toolCond {
 	if e.Kind() != ast.CallKind {
 		return nil
 	}
@@ -159,58 +195,85 @@ func toolTest(e ast.Expr) func(string) bool {
 	case "_==_":
 		if len(args) == 2 {
 			if s, ok := stringLit(args[1]); ok && isTool(args[0]) {
-				return func(t string) bool { return t == s }
+				return exactTool(s)
 			}
 			if s, ok := stringLit(args[0]); ok && isTool(args[1]) {
-				return func(t string) bool { return t == s }
+				return exactTool(s)
 			}
 		}
 	case "startsWith", "endsWith":
 		if call.IsMemberFunction() && isTool(call.Target()) && len(args) == 1 {
 			if s, ok := stringLit(args[0]); ok {
 				if call.FunctionName() == "startsWith" {
-					return func(t string) bool { return strings.HasPrefix(t, s) }
+					return &toolCond{match: func(t string) bool { return strings.HasPrefix(t, s) }, prefix: s, prefixOnly: true}
 				}
-				return func(t string) bool { return strings.HasSuffix(t, s) }
+				return &toolCond{match: func(t string) bool { return strings.HasSuffix(t, s) }}
 			}
 		}
 	case "glob":
 		if !call.IsMemberFunction() && len(args) == 2 && isTool(args[1]) {
 			if p, ok := stringLit(args[0]); ok {
-				return func(t string) bool { return risk.Glob(p, t) }
+				lit := p
+				if i := strings.IndexAny(p, `*?\`); i >= 0 {
+					lit = p[:i]
+				}
+				return &toolCond{match: func(t string) bool { return risk.Glob(p, t) }, prefix: lit, prefixOnly: p == lit+"*"}
 			}
 		}
 	case "@in":
 		if len(args) == 2 && isTool(args[0]) && args[1].Kind() == ast.ListKind {
 			set := map[string]bool{}
+			var names []string
 			for _, el := range args[1].AsList().Elements() {
 				s, ok := stringLit(el)
 				if !ok {
 					return nil
 				}
 				set[s] = true
+				names = append(names, s)
 			}
-			return func(t string) bool { return set[t] }
+			return &toolCond{match: func(t string) bool { return set[t] }, names: append([]string{}, names...), prefix: commonPrefix(names)}
 		}
 	case "_||_":
-		var any []func(string) bool
+		var any []*toolCond
+		var names []string
+		allNamed := true
 		for _, a := range args {
 			t := toolTest(a)
 			if t == nil {
 				return nil // one side is not about the tool: no conclusion
 			}
 			any = append(any, t)
+			allNamed = allNamed && t.names != nil
+			names = append(names, t.names...)
 		}
-		return func(t string) bool {
+		c := &toolCond{match: func(t string) bool {
 			for _, f := range any {
-				if f(t) {
+				if f.match(t) {
 					return true
 				}
 			}
 			return false
+		}}
+		if allNamed {
+			c.names, c.prefix = names, commonPrefix(names)
 		}
+		return c
 	}
 	return nil
+}
+
+func commonPrefix(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	p := ss[0]
+	for _, s := range ss[1:] {
+		for !strings.HasPrefix(s, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
 }
 
 // Input is everything a condition may look at (policy.md, CEL environment).

@@ -129,6 +129,9 @@ type Evaluation struct {
 	in     *Input
 	act    *activation
 	limits []outcome
+	// Trace asks Decide for a row per rule (simulate, explain); the check
+	// path leaves it off and keeps the rows it needs for shadow rules only.
+	Trace bool
 }
 
 // Evaluate starts deciding a check. A nil set (no policy loaded) is allowed.
@@ -161,7 +164,7 @@ func (ev *Evaluation) Limits() []LimitMatch {
 
 func (ev *Evaluation) eval(r *Rule, tierName string) outcome {
 	o := outcome{rule: r, tier: tierName}
-	if r.toolMatch != nil && !r.toolMatch(ev.in.Tool) {
+	if r.tool != nil && !r.tool.match(ev.in.Tool) {
 		return o
 	}
 	out, _, err := r.when.Eval(ev.act)
@@ -188,9 +191,17 @@ func (ev *Evaluation) Decide(verdicts map[*Rule]LimitVerdict) *Result {
 	}
 	res.Limits = ev.Limits()
 
-	var best *outcome
+	var best outcome
+	found := false
 	bestDecision := rein.Allow
-	var asks, modifies []*outcome
+	var asks, modifies []outcome
+	if ev.Trace {
+		n := 0
+		for _, t := range ev.set.tiers() {
+			n += len(t.policy.Rules)
+		}
+		res.Trace = make([]TraceRow, 0, n)
+	}
 	li := 0
 	for _, t := range ev.set.tiers() {
 		for _, r := range t.policy.Rules {
@@ -211,22 +222,28 @@ func (ev *Evaluation) Decide(verdicts map[*Rule]LimitVerdict) *Result {
 					}
 				}
 			}
-			row := TraceRow{Rule: r.ID, Tier: t.name, Matched: o.matched, Decision: d, Mode: "enforce"}
-			if r.Shadow {
-				row.Mode = "shadow"
+			if ev.Trace {
+				row := TraceRow{Rule: r.ID, Tier: t.name, Matched: o.matched, Decision: d, Mode: "enforce"}
+				if r.Shadow {
+					row.Mode = "shadow"
+				}
+				if o.err != nil {
+					row.Error = o.err.Error()
+					row.Decision = rein.Deny
+				}
+				res.Trace = append(res.Trace, row)
 			}
-			if o.err != nil {
-				row.Error = o.err.Error()
-				row.Decision = rein.Deny
-			}
-			res.Trace = append(res.Trace, row)
 			if r.Shadow {
 				if o.matched || o.err != nil {
 					would := r.Decision
 					if r.Limit != nil {
 						would = rein.Throttle
 					}
-					res.Shadow = append(res.Shadow, rein.ShadowMatch{Rule: r.ID, Decision: would, Error: row.Error})
+					m := rein.ShadowMatch{Rule: r.ID, Decision: would}
+					if o.err != nil {
+						m.Error = o.err.Error()
+					}
+					res.Shadow = append(res.Shadow, m)
 				}
 				continue
 			}
@@ -237,17 +254,17 @@ func (ev *Evaluation) Decide(verdicts map[*Rule]LimitVerdict) *Result {
 			case o.err != nil:
 				d = rein.Deny
 			case d == rein.Ask:
-				asks = append(asks, &o)
+				asks = append(asks, o)
 			case d == rein.Modify:
-				modifies = append(modifies, &o)
+				modifies = append(modifies, o)
 			}
-			if best == nil || d.Restrictiveness() > bestDecision.Restrictiveness() {
-				best, bestDecision = &o, d
+			if !found || d.Restrictiveness() > bestDecision.Restrictiveness() {
+				best, bestDecision, found = o, d, true
 			}
 		}
 	}
 
-	if best == nil {
+	if !found {
 		res.Decision = ev.defaultDecision()
 		if res.Decision == rein.Deny {
 			res.Reason = "no rule allows " + in.Tool
@@ -313,7 +330,7 @@ func (ev *Evaluation) reason(r *Rule) string {
 
 // combineApprovals joins the requirements of several ask rules: every rule's
 // approver set must be satisfied, with the largest quorum and the shortest TTLs.
-func combineApprovals(asks []*outcome) (*Approval, [][]string) {
+func combineApprovals(asks []outcome) (*Approval, [][]string) {
 	var c *Approval
 	var sets [][]string
 	seen := map[string]bool{}

@@ -53,10 +53,11 @@ type Rule struct {
 	Modify     *ModifySpec
 	when       cel.Program
 	reasonExpr cel.Program
-	// toolMatch, when set, is a cheap necessary condition on the tool name
-	// taken from the condition's top-level conjuncts; rules it rejects are
-	// not evaluated (the full condition could only be false).
-	toolMatch func(string) bool
+	// tool, when set, is a cheap necessary condition on the tool name taken
+	// from the condition's top-level conjuncts; rules it rejects are not
+	// evaluated (the full condition could only be false).
+	tool    *toolCond
+	whenAST *cel.Ast
 }
 
 // Approval is what an `ask` needs to be approved.
@@ -345,11 +346,11 @@ func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
 	if ry.When == "" {
 		bad("missing when: write a CEL condition, e.g. `when: 'tool == \"shell.exec\"'` (use 'true' for every check)")
 	} else {
-		prg, match, err := compileWhen(ry.When)
+		prg, tc, a, err := compileWhen(ry.When)
 		if err != nil {
 			bad("when: %v", err)
 		}
-		r.when, r.toolMatch = prg, match
+		r.when, r.tool, r.whenAST = prg, tc, a
 	}
 	if ry.ReasonExpr != "" {
 		if ry.Reason != "" {

@@ -21,7 +21,9 @@ func decide(s *Set, in *Input) *Result {
 	if in.Now.IsZero() {
 		in.Now = time.Unix(1700000000, 0)
 	}
-	return s.Evaluate(in).Decide(nil)
+	ev := s.Evaluate(in)
+	ev.Trace = true
+	return ev.Decide(nil)
 }
 
 const header = "version: 1\n"
@@ -370,7 +372,7 @@ func TestToolMatcherAgreesWithEvaluation(t *testing.T) {
 	tools := []string{"fs.read", "fs.write", "http.get", "a", "b", "x", "q", "", "fs."}
 	argsets := []map[string]any{{}, {"path": "p", "url": "https://h", "x": int64(1)}, {"url": "ftp://h"}}
 	for _, cond := range conds {
-		prg, match, err := compileWhen(cond)
+		prg, tc, _, err := compileWhen(cond)
 		if err != nil {
 			t.Fatalf("%s: %v", cond, err)
 		}
@@ -380,7 +382,7 @@ func TestToolMatcherAgreesWithEvaluation(t *testing.T) {
 				out, _, err := prg.Eval(act)
 				full := err == nil && out.Value() == true
 				errored := err != nil
-				if match != nil && !match(tool) && (full || errored) {
+				if tc != nil && !tc.match(tool) && (full || errored) {
 					t.Errorf("%s with tool %q args %v: pre-filter skipped a rule that evaluates to %v (err %v)", cond, tool, args, out, err)
 				}
 			}
@@ -393,5 +395,36 @@ func TestVersionIsContentHash(t *testing.T) {
 	b := mustCompile(t, header+"rules: []\n# comment\n")
 	if a.Version == b.Version || a.Version != VersionOf([]byte(header+"rules: []\n")) {
 		t.Errorf("versions %s %s", a.Version, b.Version)
+	}
+}
+
+func TestLint(t *testing.T) {
+	p := mustCompile(t, header+`rules:
+- {id: never, when: '1 > 2', decision: allow}
+- {id: deny-deploy, when: 'tool == "deploy" || tool == "deploy.prod"', decision: deny}
+- {id: allow-deploy-prod, when: 'tool == "deploy.prod" && labels.ok == "yes"', decision: allow}
+- {id: deny-fs, when: 'glob("fs.*", tool)', decision: deny}
+- {id: ask-fs-write, when: 'tool.startsWith("fs.write") && args.size > 10', decision: ask}
+- {id: allow-http, when: 'tool.startsWith("http.")', decision: allow}
+- {id: deny-some-http, when: 'tool == "http.get" && args.url == "x"', decision: deny}
+- {id: trial, when: 'tool == "deploy"', decision: allow, mode: shadow}
+`)
+	got := map[string]string{}
+	for _, w := range Lint(p) {
+		got[w.Rule] = w.Message
+	}
+	for rule, want := range map[string]string{
+		"never":             "unreachable",
+		"allow-deploy-prod": "shadowed: rule deny-deploy",
+		"ask-fs-write":      "shadowed: rule deny-fs",
+	} {
+		if !strings.Contains(got[rule], want) {
+			t.Errorf("rule %s: got %q, want %q", rule, got[rule], want)
+		}
+	}
+	for _, rule := range []string{"allow-http", "deny-deploy", "trial", "deny-some-http"} {
+		if msg, ok := got[rule]; ok {
+			t.Errorf("rule %s: unexpected warning %q", rule, msg)
+		}
 	}
 }

@@ -1,0 +1,121 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/pipeline"
+)
+
+func (s *Server) postCheck(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := rein.DecodeCheck(body)
+	if err != nil {
+		return err
+	}
+	rec, err := s.Pipeline.Check(r.Context(), key, req)
+	if err != nil {
+		return err
+	}
+	if rec.RetryAfterMS != nil {
+		w.Header().Set("Retry-After", strconv.FormatInt((*rec.RetryAfterMS+999)/1000, 10))
+	}
+	writeJSON(w, http.StatusOK, rec.CheckResponse)
+	return nil
+}
+
+// getCheck returns a stored check. Agents see only checks made by their own
+// key; everyone sees only their tenant. Anything else is 404.
+func (s *Server) getCheck(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	rec, err := s.Store.CheckByID(r.Context(), r.PathValue("id"))
+	if errors.Is(err, rein.ErrNotFound) || (err == nil && !canSeeCheck(key, rec)) {
+		return rein.Errorf(rein.ECodeNotFound, "no check %q in your tenant", r.PathValue("id"))
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rec)
+	return nil
+}
+
+func canSeeCheck(key *rein.Key, rec *rein.CheckRecord) bool {
+	if !key.Sees(rec.Tenant) {
+		return false
+	}
+	if key.Has(rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor) {
+		return true
+	}
+	return rec.KeyID == key.ID
+}
+
+// simulateRequest is the body of POST /v1/policy/simulate.
+type simulateRequest struct {
+	Check   json.RawMessage `json:"check"`
+	Policy  *string         `json:"policy"`
+	Session map[string]any  `json:"session"`
+	Tenant  string          `json:"tenant"`
+}
+
+func (s *Server) simulate(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var sr simulateRequest
+	if err := rein.DecodeStrict(body, &sr, "check, policy, session, tenant"); err != nil {
+		return err
+	}
+	if len(sr.Check) == 0 {
+		return rein.Errorf(rein.ECodeBadRequest, `"check" is required: the check to simulate, shaped like a POST /v1/check body`)
+	}
+	req, err := rein.DecodeCheck(sr.Check)
+	if err != nil {
+		return err
+	}
+	tenant, err := s.tenantParam(key, sr.Tenant)
+	if err != nil {
+		return err
+	}
+	if req.Agent == "" {
+		req.Agent = key.Name
+	}
+	set := s.Policies.For(tenant)
+	if sr.Policy != nil {
+		// The given policy stands in for the tier the caller administers.
+		p, err := compilePolicy([]byte(*sr.Policy))
+		if err != nil {
+			return err
+		}
+		if key.Tenant == rein.AllTenants && sr.Tenant == "" {
+			set = policySet(p, s.Policies.Tier(tenant))
+		} else {
+			set = policySet(s.Policies.Tier(""), p)
+		}
+	}
+	sim, err := pipeline.Simulate(set, tenant, req, sr.Session, s.Now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sim)
+	return nil
+}
+
+// tenantParam resolves the tenant a request acts on: the key's own, or for
+// keys of tenant "*" the one named. Naming another tenant is forbidden.
+func (s *Server) tenantParam(key *rein.Key, asked string) (string, error) {
+	switch {
+	case asked == "" || asked == key.Tenant:
+		return key.Tenant, nil
+	case key.Tenant != rein.AllTenants:
+		return "", rein.Errorf(rein.ECodeForbidden, "key %q belongs to tenant %q and cannot act on tenant %q", key.Name, key.Tenant, asked)
+	case !rein.ValidTenant(asked):
+		return "", rein.Errorf(rein.ECodeBadRequest, "tenant %q: use 1-64 lower-case letters, digits, '.', '_' or '-'", asked)
+	}
+	return asked, nil
+}

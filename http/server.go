@@ -1,0 +1,277 @@
+// Package http serves rein's HTTP API v1 (api.md): authentication by API key,
+// roles and tenant scoping on every endpoint, strict JSON, and errors that
+// say how to fix the request. Handlers translate; the decisions themselves
+// are made by the pipeline.
+package http
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/pipeline"
+	"github.com/reinhq/rein/policy"
+)
+
+// MaxBodyBytes is the default request body limit (api.md: larger is 413).
+const MaxBodyBytes = 1 << 20
+
+// PolicyAdmin activates policy tiers: compile, store, audit, then make live.
+type PolicyAdmin interface {
+	// Activate makes src the policy of a tier (tenant "" is global). It
+	// returns policy.Problems when src does not compile; the old policy stays.
+	Activate(ctx context.Context, tenant string, src []byte, by, origin string) (*rein.PolicyDoc, error)
+	// Doc returns the live document of a tier, or nil.
+	Doc(tenant string) *rein.PolicyDoc
+}
+
+// Server is the HTTP API.
+type Server struct {
+	Store    rein.Store
+	Pipeline *pipeline.Pipeline
+	Policies *policy.Active
+	Admin    PolicyAdmin
+	Log      *slog.Logger
+	// Ready reports why the server is not ready, or nil.
+	Ready    func(ctx context.Context) error
+	Registry *prometheus.Registry
+	Now      func() time.Time
+
+	mux      *http.ServeMux
+	requests *prometheus.CounterVec
+}
+
+// Handler builds the routes. Call it once.
+func (s *Server) Handler() http.Handler {
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.Registry == nil {
+		s.Registry = prometheus.NewRegistry()
+	}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rein_http_requests_total", Help: "HTTP requests by route pattern and status code.",
+	}, []string{"route", "code"})
+	s.Registry.MustRegister(s.requests)
+
+	m := http.NewServeMux()
+	s.mux = m
+	m.HandleFunc("GET /healthz", s.healthz)
+	m.HandleFunc("GET /readyz", s.readyz)
+	m.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+
+	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
+	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
+
+	s.route("GET /v1/policy", s.getPolicy, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("PUT /v1/policy", s.putPolicy, rein.RoleAdmin)
+	s.route("POST /v1/policy/simulate", s.simulate, rein.RoleAdmin, rein.RoleAuditor)
+
+	s.route("POST /v1/keys", s.createKey, rein.RoleAdmin)
+	s.route("GET /v1/keys", s.listKeys, rein.RoleAdmin)
+	s.route("DELETE /v1/keys/{id}", s.revokeKey, rein.RoleAdmin)
+
+	return http.HandlerFunc(s.serve)
+}
+
+// serve answers unknown paths and wrong methods with JSON errors, and counts requests.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	rw := &statusWriter{ResponseWriter: w, code: 200}
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		pattern = "unmatched"
+		if allow := s.allowed(r); len(allow) > 0 {
+			rw.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(rw, rein.Errorf(rein.ECodeMethodNotAllowed, "%s is not supported on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+		} else {
+			writeError(rw, rein.Errorf(rein.ECodeNotFound, "no such endpoint: %s %s (the API is under /v1/, see the API reference)", r.Method, r.URL.Path))
+		}
+	} else {
+		h.ServeHTTP(rw, r)
+	}
+	s.requests.WithLabelValues(pattern, strconv.Itoa(rw.code)).Inc()
+}
+
+func (s *Server) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
+		if m == r.Method {
+			continue
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, p := s.mux.Handler(r2); p != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, key *rein.Key) error
+
+// route registers an authenticated endpoint open to the given roles.
+func (s *Server) route(pattern string, h handler, roles ...rein.Role) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		key, err := s.authenticate(r)
+		if err == nil && !key.Has(roles...) {
+			err = rein.Errorf(rein.ECodeForbidden, "key %q (roles %s) may not call %s; it needs one of: %s",
+				key.Name, joinRoles(key.Roles), pattern, joinRoles(roles))
+		}
+		if err == nil {
+			err = h(w, r, key)
+		}
+		if err != nil {
+			if rein.ErrorCode(err) == rein.ECodeInternal {
+				s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, err)
+		}
+	})
+}
+
+func (s *Server) authenticate(r *http.Request) (*rein.Key, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, rein.Errorf(rein.ECodeUnauthenticated, "missing Authorization header; send `Authorization: Bearer <key>`")
+	}
+	scheme, secret, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+		return nil, rein.Errorf(rein.ECodeUnauthenticated, "the Authorization header must be `Bearer <key>`")
+	}
+	hash := rein.HashSecret(strings.TrimSpace(secret))
+	key, err := s.Store.KeyBySecretHash(r.Context(), hash)
+	if errors.Is(err, rein.ErrNotFound) {
+		return nil, rein.Errorf(rein.ECodeUnauthenticated, "the key is not recognised or has been revoked")
+	}
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "cannot check the key: the store is unavailable; retry later")
+	}
+	if subtle.ConstantTimeCompare([]byte(key.SecretHash), []byte(hash)) != 1 {
+		return nil, rein.Errorf(rein.ECodeUnauthenticated, "the key is not recognised or has been revoked")
+	}
+	return key, nil
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if s.Ready != nil {
+		if err := s.Ready(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "reason": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
+}
+
+// statusCode maps error codes to HTTP statuses.
+func statusCode(code string) int {
+	switch code {
+	case rein.ECodeBadRequest:
+		return http.StatusBadRequest
+	case rein.ECodeUnauthenticated:
+		return http.StatusUnauthorized
+	case rein.ECodeForbidden:
+		return http.StatusForbidden
+	case rein.ECodeNotFound:
+		return http.StatusNotFound
+	case rein.ECodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case rein.ECodeConflict:
+		return http.StatusConflict
+	case rein.ECodeGone:
+		return http.StatusGone
+	case rein.ECodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case rein.ECodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// errorBody is the error shape of api.md, with optional details.
+type errorBody struct {
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Problems any    `json:"problems,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	body := errorBody{Code: rein.ErrorCode(err), Message: rein.ErrorMessage(err)}
+	var ps policy.Problems
+	if errors.As(err, &ps) {
+		body.Code, body.Message, body.Problems = rein.ECodeBadRequest, "the policy does not compile: "+ps.Error(), ps
+	}
+	if body.Code == rein.ECodeUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, statusCode(body.Code), map[string]any{"error": body})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// readBody reads the (size-limited) body; too large is 413.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, rein.Errorf(rein.ECodeTooLarge, "the request body is over %d bytes; send a smaller one", tooBig.Limit)
+	}
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeBadRequest, "cannot read the request body: %v", err)
+	}
+	return body, nil
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.code, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func joinRoles(rs []rein.Role) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return strings.Join(out, ", ")
+}
+

@@ -1,0 +1,72 @@
+package rein
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// SecretPrefix starts every generated key secret, so leaked keys are easy to scan for.
+const SecretPrefix = "rein_"
+
+// NewSecret returns a fresh key secret (160 random bits) and its stored hash.
+func NewSecret() (secret, hash string) {
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("rein: crypto/rand failed: " + err.Error())
+	}
+	secret = SecretPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	return secret, HashSecret(secret)
+}
+
+// HashSecret is how key secrets are stored: hex SHA-256. Secrets are random
+// and long, so a fast hash is enough; nothing stored can authenticate.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+var (
+	keyNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+	tenantRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	groupRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@/-]{0,127}$`)
+)
+
+// ValidateKey checks a new key's name, tenant, roles and groups.
+func ValidateKey(k *Key) error {
+	if !keyNameRE.MatchString(k.Name) {
+		return Errorf(ECodeBadRequest, "key name %q: use 1-128 letters, digits, '.', '_', '@' or '-' (no '/': it separates sub-agents)", k.Name)
+	}
+	if k.Tenant != AllTenants && !tenantRE.MatchString(k.Tenant) {
+		return Errorf(ECodeBadRequest, "tenant %q: use 1-64 lower-case letters, digits, '.', '_' or '-'", k.Tenant)
+	}
+	if len(k.Roles) == 0 {
+		return Errorf(ECodeBadRequest, `"roles" is empty: give at least one of admin, approver, agent, auditor`)
+	}
+	seen := map[Role]bool{}
+	for _, r := range k.Roles {
+		ok := false
+		for _, known := range AllRoles {
+			ok = ok || r == known
+		}
+		if !ok {
+			return Errorf(ECodeBadRequest, "role %q: use admin, approver, agent or auditor", r)
+		}
+		if seen[r] {
+			return Errorf(ECodeBadRequest, "role %q is listed twice", r)
+		}
+		seen[r] = true
+	}
+	for _, g := range k.Groups {
+		if !groupRE.MatchString(g) {
+			return Errorf(ECodeBadRequest, "group %q: use 1-128 letters, digits, '.', '_', '@', '/' or '-'", g)
+		}
+	}
+	return nil
+}
+
+// ValidTenant reports whether t is a usable tenant name ("*" excluded).
+func ValidTenant(t string) bool { return tenantRE.MatchString(t) }

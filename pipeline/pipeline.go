@@ -1,0 +1,307 @@
+// Package pipeline is rein's one decision path. Every entry point (HTTP, MCP,
+// hooks, ACS, SDKs) turns its input into a check and calls Pipeline.Check,
+// which runs the stages below in order and records the answer before it is
+// returned. Any error on the way becomes a deny that names its cause.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/policy"
+	"github.com/reinhq/rein/risk"
+)
+
+// Pipeline decides checks.
+type Pipeline struct {
+	Store    rein.Store
+	Policies *policy.Active
+	// BaseURL is the server's external address, used in approval links.
+	BaseURL string
+	Log     *slog.Logger
+	// Now is the clock; tests may set it.
+	Now func() time.Time
+	// Observe, when set, is told about every recorded decision (metrics).
+	Observe func(rec *rein.CheckRecord, took time.Duration)
+}
+
+// Check runs one check through every stage: identity -> locks -> facts ->
+// session -> limits -> policy -> approval -> record. It returns the recorded
+// answer, or an *rein.Error for requests that are not decisions (bad input,
+// wrong identity, a reused request_id) and for a store that cannot record.
+func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequest) (*rein.CheckRecord, error) {
+	start := time.Now()
+	c, err := p.identity(key, req)
+	if err != nil {
+		return nil, err
+	}
+	if rec, err := p.replay(ctx, c); rec != nil || err != nil {
+		return rec, err
+	}
+	p.locks(ctx, c)
+	p.facts(c)
+	p.session(ctx, c)
+	p.limits(c)
+	p.policy(c)
+	p.approval(ctx, c)
+	rec, err := p.record(ctx, c)
+	if err == nil && p.Observe != nil {
+		p.Observe(rec, time.Since(start))
+	}
+	return rec, err
+}
+
+// check is the state of one check as it passes the stages.
+type check struct {
+	key        *rein.Key
+	tenant     string
+	input      rein.CheckInput
+	args       map[string]any
+	actionHash string
+	at         time.Time
+
+	set        *policy.Set
+	assessment risk.Assessment
+	sessionVal map[string]any
+	eval       *policy.Evaluation
+	verdicts   map[*policy.Rule]policy.LimitVerdict
+	result     *policy.Result
+
+	// The answer so far. done means a stage has settled it (a lock, an error).
+	done       bool
+	decision   rein.Decision
+	reason     string
+	rule       string
+	outArgs    json.RawMessage
+	retryAfter time.Duration
+	approval   *rein.Approval
+	created    bool // approval is new and must be stored
+}
+
+// fail settles the check as a deny that names its cause (fail closed).
+func (c *check) fail(format string, args ...any) {
+	c.done, c.decision, c.reason, c.rule = true, rein.Deny, fmt.Sprintf(format, args...), ""
+}
+
+// identity: who is acting, in which tenant, on exactly which action.
+func (p *Pipeline) identity(key *rein.Key, req *rein.CheckRequest) (*check, error) {
+	if !key.Has(rein.RoleAgent, rein.RoleAdmin) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; checks need the agent role", key.Name, key.Roles)
+	}
+	agent, err := rein.AgentFor(key.Name, req.Agent)
+	if err != nil {
+		return nil, err
+	}
+	args, err := rein.ParseArgs(req.Args)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := rein.Canonical(req.Args)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeBadRequest, `"args" cannot be canonicalised: %v`, err)
+	}
+	hash, err := rein.ActionHash(key.Tenant, agent, req.Session, req.Tool, canon)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeBadRequest, "cannot hash the action: %v", err)
+	}
+	c := &check{key: key, tenant: key.Tenant, args: args, actionHash: hash, at: p.now()}
+	c.input = rein.CheckInput{Tool: req.Tool, Args: canon, Session: req.Session, Agent: agent, Intent: req.Intent,
+		Labels: req.Labels, RequestID: req.RequestID}
+	if req.Cost != nil {
+		c.input.Cost = *req.Cost
+	}
+	if c.input.Labels == nil {
+		c.input.Labels = map[string]string{}
+	}
+	c.outArgs = canon
+	c.set = p.Policies.For(c.tenant)
+	return c, nil
+}
+
+// replay answers a retried request_id with the stored answer; the same id
+// for another action is a conflict, never a second decision.
+func (p *Pipeline) replay(ctx context.Context, c *check) (*rein.CheckRecord, error) {
+	if c.input.RequestID == "" {
+		return nil, nil
+	}
+	rec, err := p.Store.CheckByRequestID(ctx, c.key.ID, c.input.RequestID)
+	switch {
+	case errors.Is(err, rein.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, rein.Errorf(rein.ECodeUnavailable, "cannot look up request_id %q: the store is unavailable; retry later", c.input.RequestID)
+	case rec.ActionHash != c.actionHash:
+		return nil, rein.Errorf(rein.ECodeConflict, "request_id %q was already used for a different action; use a new request_id for a new check", c.input.RequestID)
+	}
+	return rec, nil
+}
+
+// locks: a matching kill switch denies the check before policy runs.
+// Locks arrive with the governance controls; until then no lock exists and
+// this stage lets every check through.
+func (p *Pipeline) locks(ctx context.Context, c *check) {}
+
+// facts: rein's own reading of the arguments (risk.md). Client labels are
+// kept apart and can never remove or override a derived tag.
+func (p *Pipeline) facts(c *check) {
+	c.assessment = risk.Assess(c.input.Tool, c.args, c.set.Tools())
+}
+
+// session: the session's history as policy sees it (calls, cost, tainted,
+// repeats, denials). Session tracking arrives with the governance controls;
+// until then every session looks fresh, with all counters at zero.
+func (p *Pipeline) session(ctx context.Context, c *check) {
+	c.sessionVal = SessionDefaults(c.input.Session)
+}
+
+// limits: which matched limit rules are over their rate. The token buckets
+// arrive with the governance controls; until then no rate is ever exceeded.
+func (p *Pipeline) limits(c *check) {
+	if c.done {
+		return
+	}
+	c.eval = c.set.Evaluate(p.policyInput(c))
+	c.verdicts = nil
+}
+
+// policy: the most restrictive answer of the matching rules.
+func (p *Pipeline) policy(c *check) {
+	if c.done {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.Log.Error("policy evaluation panicked", "panic", r, "tool", c.input.Tool)
+			c.fail("policy evaluation failed: internal error (%v)", r)
+		}
+	}()
+	res := c.eval.Decide(c.verdicts)
+	c.result = res
+	c.decision, c.reason, c.rule, c.retryAfter = res.Decision, res.Reason, res.Rule, res.RetryAfter
+	if res.Modified {
+		out, err := rein.Canonical(res.Args)
+		if err != nil {
+			c.fail("modified arguments cannot be encoded: %v", err)
+			return
+		}
+		c.outArgs = out
+	}
+}
+
+// approval: an ask is bound to its action hash. A pending approval for the
+// same action is reused rather than duplicated; a rejection stands for that
+// action. Voting, grants and their consumption arrive with the approvals
+// lifecycle; until then an approval can only be pending.
+func (p *Pipeline) approval(ctx context.Context, c *check) {
+	if c.done || c.decision != rein.Ask {
+		return
+	}
+	prev, err := p.Store.LatestApproval(ctx, c.tenant, c.actionHash)
+	switch {
+	case errors.Is(err, rein.ErrNotFound):
+	case err != nil:
+		c.fail("cannot look up approvals for this action: %v", err)
+		return
+	case prev.Status == rein.StatusPending && c.at.Before(prev.ExpiresAt):
+		c.approval = prev
+		return
+	case prev.Status == rein.StatusRejected:
+		c.decision, c.reason, c.approval = rein.Deny, "this action was rejected by an approver", prev
+		return
+	}
+	a := c.result.Approval
+	c.approval = &rein.Approval{
+		ID: rein.NewID("apr"), Tenant: c.tenant, Status: rein.StatusPending, ActionHash: c.actionHash,
+		Agent: c.input.Agent, Session: c.input.Session, Tool: c.input.Tool, Args: c.outArgs, Intent: c.input.Intent,
+		Risk: c.assessment.Tags, Rule: c.rule, Reason: c.reason, Approvers: a.Approvers, ApproverSets: c.result.ApproverSets,
+		Quorum: a.Quorum, RejectQuorum: a.RejectQuorum, GrantTTL: a.GrantTTL, Votes: []rein.Vote{},
+		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL),
+	}
+	c.created = true
+}
+
+// record makes the answer durable, with its audit entries, before it is returned.
+func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, error) {
+	id := rein.NewID("chk")
+	rec := &rein.CheckRecord{
+		CheckResponse: rein.CheckResponse{
+			ID: id, Decision: c.decision, Reason: c.reason, Rule: c.rule, Risk: c.assessment.Tags,
+			ActionHash: c.actionHash, Args: c.outArgs,
+		},
+		Tenant: c.tenant, CreatedAt: c.at, Check: c.input, Facts: c.assessment.Facts, Shadow: []rein.ShadowMatch{}, KeyID: c.key.ID,
+	}
+	if c.set != nil {
+		rec.PolicyVersion = c.set.Version
+	}
+	if c.result != nil && c.result.Shadow != nil {
+		rec.Shadow = c.result.Shadow
+	}
+	if c.decision == rein.Throttle {
+		ms := c.retryAfter.Milliseconds()
+		rec.RetryAfterMS = &ms
+	}
+	entries := []*rein.Entry{{TS: c.at, Tenant: c.tenant, Kind: rein.KindCheck, Actor: c.input.Agent, Subject: id,
+		PolicyVersion: rec.PolicyVersion, Data: checkEntryData(rec, c)}}
+	var created *rein.Approval
+	if c.approval != nil {
+		rec.Approval = c.approval.Ref(p.BaseURL)
+		if c.created {
+			c.approval.CheckID = id
+			created = c.approval
+			entries = append(entries, &rein.Entry{TS: c.at, Tenant: c.tenant, Kind: rein.KindApprovalCreated,
+				Actor: c.input.Agent, Subject: c.approval.ID, PolicyVersion: rec.PolicyVersion, Data: map[string]any{
+					"check_id": id, "action_hash": c.actionHash, "rule": c.rule, "approvers": c.approval.Approvers,
+					"quorum": c.approval.Quorum, "expires_at": c.approval.ExpiresAt.UTC().Format(time.RFC3339Nano),
+				}})
+		}
+	}
+	stored, err := p.Store.RecordCheck(ctx, rec, created, entries)
+	if errors.Is(err, rein.ErrDuplicateRequest) {
+		return stored, nil // a concurrent retry recorded first: its answer stands
+	}
+	if err != nil {
+		p.Log.Error("recording a check failed; answering unavailable", "err", err, "tool", c.input.Tool, "tenant", c.tenant)
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the decision could not be recorded, so the action is denied: %v; retry later", err)
+	}
+	return stored, nil
+}
+
+func checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {
+	d := map[string]any{
+		"tool": c.input.Tool, "args": c.input.Args, "session": c.input.Session, "agent": c.input.Agent,
+		"intent": c.input.Intent, "labels": c.input.Labels, "cost": rein.Decimal(c.input.Cost),
+		"request_id": c.input.RequestID, "key_id": c.key.ID,
+		"decision": rec.Decision, "reason": rec.Reason, "rule": rec.Rule, "risk": rec.Risk,
+		"action_hash": rec.ActionHash, "shadow": rec.Shadow,
+	}
+	if string(rec.Args) != string(c.input.Args) {
+		d["result_args"] = rec.Args
+	}
+	if c.approval != nil {
+		d["approval_id"] = c.approval.ID
+	}
+	if rec.RetryAfterMS != nil {
+		d["retry_after_ms"] = *rec.RetryAfterMS
+	}
+	return d
+}
+
+func (p *Pipeline) policyInput(c *check) *policy.Input {
+	return &policy.Input{
+		Tool: c.input.Tool, Args: c.args, Agent: c.input.Agent, Tenant: c.tenant, Intent: c.input.Intent,
+		Labels: c.input.Labels, Risk: c.assessment.Tags, Facts: c.assessment.Facts, Session: c.sessionVal,
+		Cost: c.input.Cost, Now: c.at,
+	}
+}
+
+func (p *Pipeline) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}

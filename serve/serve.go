@@ -1,0 +1,230 @@
+// Package serve wires `rein serve`: the store, the bootstrap admin key, the
+// policy tiers and their files, the decision pipeline and the HTTP API, with
+// a graceful shutdown.
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/reinhq/rein"
+	reinhttp "github.com/reinhq/rein/http"
+	"github.com/reinhq/rein/pipeline"
+	"github.com/reinhq/rein/policy"
+	"github.com/reinhq/rein/sqlite"
+)
+
+// Config is what `rein serve` runs with. A config file (YAML, same names)
+// may set any of it; flags win over the file.
+type Config struct {
+	Data      string `yaml:"data"`
+	Listen    string `yaml:"listen"`
+	Policy    string `yaml:"policy"`
+	PolicyDir string `yaml:"policy_dir"`
+	DB        string `yaml:"db"`
+	// BaseURL is the address people reach rein at, for links in approvals;
+	// default http://<listen>.
+	BaseURL string `yaml:"base_url"`
+	// PolicyPoll is how often policy files are checked for changes.
+	PolicyPoll time.Duration `yaml:"policy_poll"`
+}
+
+// LoadConfig reads a YAML config file strictly (unknown fields are errors).
+func LoadConfig(path string) (Config, error) {
+	var c Config
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("read config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Server is a running rein.
+type Server struct {
+	Addr     string // the address it listens on
+	Store    rein.Store
+	Policies *Policies
+	http     *http.Server
+	ln       net.Listener
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+// Start opens the store, bootstraps, loads policy and starts listening.
+// The admin key, when one is created, is printed to out.
+func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*Server, error) {
+	if cfg.Data == "" {
+		cfg.Data = "./rein-data"
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8750"
+	}
+	if cfg.PolicyPoll == 0 {
+		cfg.PolicyPoll = time.Second
+	}
+	if cfg.Policy != "" && cfg.PolicyDir != "" {
+		return nil, errors.New("give --policy FILE or --policy-dir DIR, not both")
+	}
+	if cfg.DB != "" && !strings.HasPrefix(cfg.DB, "sqlite:") {
+		return nil, fmt.Errorf("--db %q: only the embedded SQLite store is available in this build (sqlite:PATH); PostgreSQL support is not built yet", cfg.DB)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	dbPath := filepath.Join(cfg.Data, "rein.db")
+	if cfg.DB != "" {
+		dbPath = strings.TrimPrefix(cfg.DB, "sqlite:")
+	}
+	store, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			store.Close()
+		}
+	}()
+	deployment, err := store.Meta(ctx, "deployment_id", func() string { return rein.NewID("dep") })
+	if err != nil {
+		return nil, fmt.Errorf("deployment id: %w", err)
+	}
+	if err := bootstrapAdmin(ctx, store, cfg.Data, out); err != nil {
+		return nil, err
+	}
+
+	active := &policy.Active{}
+	pols := &Policies{Store: store, Active: active, Log: log, Now: time.Now}
+	if err := pols.Restore(ctx); err != nil {
+		return nil, err
+	}
+	src := Source{File: cfg.Policy, Dir: cfg.PolicyDir}
+	if err := pols.LoadFiles(ctx, src, true); err != nil {
+		return nil, err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rein_checks_total", Help: "Checks decided, by decision."}, []string{"decision"})
+	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rein_check_duration_seconds",
+		Help: "Time to decide and durably record a check.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+	reg.MustRegister(decisions, latency)
+
+	pipe := &pipeline.Pipeline{Store: store, Policies: active, BaseURL: base, Log: log,
+		Observe: func(rec *rein.CheckRecord, took time.Duration) {
+			decisions.WithLabelValues(string(rec.Decision)).Inc()
+			latency.Observe(took.Seconds())
+		}}
+	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg,
+		Ready: func(ctx context.Context) error {
+			if err := store.Ping(ctx); err != nil {
+				return fmt.Errorf("store unreachable: %v", err)
+			}
+			if active.Tier("") == nil && len(active.Tenants()) == 0 {
+				return errors.New("no policy loaded: every check is denied")
+			}
+			if b := pols.Broken(); b != "" {
+				return fmt.Errorf("policy file refused, last good version active: %s", b)
+			}
+			return nil
+		}}
+	if err := store.Append(ctx, &rein.Entry{TS: time.Now().UTC(), Tenant: rein.AllTenants, Kind: rein.KindServerStarted,
+		Actor: "rein", Subject: deployment, Data: map[string]any{"version": rein.Version, "listen": ln.Addr().String()}}); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+
+	runCtx, stop := context.WithCancel(context.Background())
+	s := &Server{Addr: ln.Addr().String(), Store: store, Policies: pols, ln: ln, stop: stop, done: make(chan struct{}),
+		http: &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
+	if src.File != "" || src.Dir != "" {
+		go pols.Watch(runCtx, src, cfg.PolicyPoll)
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "err", err)
+		}
+	}()
+	log.Info("rein serving", "addr", s.Addr, "data", cfg.Data, "version", rein.Version, "deployment", deployment)
+	ok = true
+	return s, nil
+}
+
+// Shutdown stops taking requests, lets those in flight finish (up to the
+// context's deadline) and closes the store.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	err := s.http.Shutdown(ctx)
+	<-s.done
+	return errors.Join(err, s.Store.Close())
+}
+
+// bootstrapAdmin creates the first admin key (tenant "*") when there is none:
+// REIN_ADMIN_KEY if set, else a generated one written to <data>/admin.key
+// (mode 0600) and printed once.
+func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.Writer) error {
+	keys, err := store.Keys(ctx, rein.AllTenants)
+	if err != nil {
+		return fmt.Errorf("read keys: %w", err)
+	}
+	if len(keys) > 0 {
+		return nil
+	}
+	secret := os.Getenv("REIN_ADMIN_KEY")
+	generated := secret == ""
+	if generated {
+		secret, _ = rein.NewSecret()
+	} else if len(secret) < 16 {
+		return errors.New("REIN_ADMIN_KEY is shorter than 16 characters; use a long random value")
+	}
+	now := time.Now().UTC()
+	k := &rein.Key{ID: rein.NewID("key"), Name: "admin", Tenant: rein.AllTenants, Roles: []rein.Role{rein.RoleAdmin},
+		Groups: []string{}, CreatedAt: now, SecretHash: rein.HashSecret(secret)}
+	if generated {
+		path := filepath.Join(data, "admin.key")
+		if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	entry := &rein.Entry{TS: now, Tenant: rein.AllTenants, Kind: rein.KindKeyCreated, Actor: "rein", Subject: k.ID,
+		Data: map[string]any{"name": k.Name, "roles": k.Roles, "groups": k.Groups, "bootstrap": true}}
+	if err := store.CreateKey(ctx, k, entry); err != nil {
+		return fmt.Errorf("create admin key: %w", err)
+	}
+	if generated {
+		fmt.Fprintf(out, "Admin key (tenant *; shown once, also saved to %s):\n\n    %s\n\n", filepath.Join(data, "admin.key"), secret)
+	} else {
+		fmt.Fprintln(out, "Admin key taken from REIN_ADMIN_KEY (tenant *).")
+	}
+	return nil
+}

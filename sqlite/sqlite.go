@@ -1,0 +1,461 @@
+// Package sqlite implements rein.Store on an embedded SQLite database (the
+// pure-Go modernc.org/sqlite driver, no cgo) in WAL mode. Writes go through
+// one connection, so transactions are serialised; reads use a pool.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/reinhq/rein"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is the SQLite store.
+type DB struct {
+	write *sql.DB
+	read  *sql.DB
+}
+
+var _ rein.Store = (*DB)(nil)
+
+// Open opens (creating if needed) the database file and applies migrations.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := "file:" + filepath.ToSlash(path) +
+		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	db := &DB{write: w, read: r}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	files, err := migrations.ReadDir("migrations")
+	if err != nil {
+		return err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
+	var have int
+	if err := db.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return err
+	}
+	for _, f := range files {
+		n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with its number", f.Name())
+		}
+		if n <= have {
+			continue
+		}
+		body, err := migrations.ReadFile("migrations/" + f.Name())
+		if err != nil {
+			return err
+		}
+		err = db.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("migration %s: %w", f.Name(), err)
+			}
+			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes both connection pools.
+func (db *DB) Close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+const timeFormat = time.RFC3339Nano
+
+func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func parseTS(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}
+
+// appendEntries assigns the next contiguous indexes to entries and writes
+// their canonical bytes. It returns the index of the first.
+func appendEntries(ctx context.Context, tx *sql.Tx, entries []*rein.Entry) (int64, error) {
+	var next int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(idx) + 1, 0) FROM audit_entries").Scan(&next); err != nil {
+		return 0, fmt.Errorf("audit head: %w", err)
+	}
+	first := next
+	for _, e := range entries {
+		body, err := e.Encode(next)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO audit_entries (idx, tenant, kind, body) VALUES (?, ?, ?, ?)",
+			next, e.Tenant, e.Kind, body); err != nil {
+			return 0, fmt.Errorf("append audit entry %d: %w", next, err)
+		}
+		next++
+	}
+	return first, nil
+}
+
+// Append writes entries that accompany no other state change.
+func (db *DB) Append(ctx context.Context, entries ...*rein.Entry) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := appendEntries(ctx, tx, entries)
+		return err
+	})
+}
+
+// Entries returns up to limit entries from index start on.
+func (db *DB) Entries(ctx context.Context, start int64, limit int) ([]*rein.StoredEntry, error) {
+	rows, err := db.read.QueryContext(ctx, "SELECT idx, tenant, body FROM audit_entries WHERE idx >= ? ORDER BY idx LIMIT ?", start, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*rein.StoredEntry
+	for rows.Next() {
+		e := &rein.StoredEntry{}
+		if err := rows.Scan(&e.Index, &e.Tenant, &e.Bytes); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Keys.
+
+// CreateKey stores a new key; a name already active in the tenant is a conflict.
+func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
+	roles, _ := json.Marshal(k.Roles)
+	groups, _ := json.Marshal(k.Groups)
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM keys WHERE tenant = ? AND name = ? AND revoked_at IS NULL", k.Tenant, k.Name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return rein.Errorf(rein.ECodeConflict, "tenant %q already has a key named %q; pick another name or revoke that key first", k.Tenant, k.Name)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO keys (id, name, tenant, roles, groups_json, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.Name, k.Tenant, string(roles), string(groups), k.SecretHash, ts(k.CreatedAt)); err != nil {
+			return fmt.Errorf("insert key: %w", err)
+		}
+		if e != nil {
+			_, err := appendEntries(ctx, tx, []*rein.Entry{e})
+			return err
+		}
+		return nil
+	})
+}
+
+const keyColumns = "id, name, tenant, roles, groups_json, secret_hash, created_at, revoked_at"
+
+func scanKey(row interface{ Scan(...any) error }) (*rein.Key, error) {
+	var k rein.Key
+	var roles, groups, created string
+	var revoked sql.NullString
+	if err := row.Scan(&k.ID, &k.Name, &k.Tenant, &roles, &groups, &k.SecretHash, &created, &revoked); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, rein.ErrNotFound
+		}
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(roles), &k.Roles); err != nil {
+		return nil, fmt.Errorf("key %s roles: %w", k.ID, err)
+	}
+	if err := json.Unmarshal([]byte(groups), &k.Groups); err != nil {
+		return nil, fmt.Errorf("key %s groups: %w", k.ID, err)
+	}
+	k.CreatedAt = parseTS(created)
+	if revoked.Valid {
+		t := parseTS(revoked.String)
+		k.RevokedAt = &t
+	}
+	return &k, nil
+}
+
+// KeyBySecretHash returns the active key with that secret hash.
+func (db *DB) KeyBySecretHash(ctx context.Context, hash string) (*rein.Key, error) {
+	return scanKey(db.read.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM keys WHERE secret_hash = ? AND revoked_at IS NULL", hash))
+}
+
+// KeyByID returns a key, revoked or not.
+func (db *DB) KeyByID(ctx context.Context, id string) (*rein.Key, error) {
+	return scanKey(db.read.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM keys WHERE id = ?", id))
+}
+
+// Keys lists the keys of a tenant ("*": of every tenant), oldest first.
+func (db *DB) Keys(ctx context.Context, tenant string) ([]*rein.Key, error) {
+	q, args := "SELECT "+keyColumns+" FROM keys WHERE tenant = ? ORDER BY created_at, id", []any{tenant}
+	if tenant == rein.AllTenants {
+		q, args = "SELECT "+keyColumns+" FROM keys ORDER BY tenant, created_at, id", nil
+	}
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*rein.Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// RevokeKey marks a key revoked; it stops authenticating at once.
+func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.Entry) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", ts(at), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return rein.ErrNotFound
+		}
+		if e != nil {
+			_, err = appendEntries(ctx, tx, []*rein.Entry{e})
+		}
+		return err
+	})
+}
+
+// CountActiveKeys counts a tenant's active keys holding role.
+func (db *DB) CountActiveKeys(ctx context.Context, tenant string, role rein.Role) (int, error) {
+	keys, err := db.Keys(ctx, tenant)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		if k.RevokedAt == nil && k.Tenant == tenant && k.Has(role) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Checks.
+
+// RecordCheck stores a decided check with its new approval and audit entries
+// in one transaction.
+func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *rein.Approval, entries []*rein.Entry) (*rein.CheckRecord, error) {
+	var dup *rein.CheckRecord
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		if rec.Check.RequestID != "" {
+			var body string
+			err := tx.QueryRowContext(ctx, "SELECT record FROM checks WHERE key_id = ? AND request_id = ?", rec.KeyID, rec.Check.RequestID).Scan(&body)
+			if err == nil {
+				dup = &rein.CheckRecord{}
+				return json.Unmarshal([]byte(body), dup)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		first, err := appendEntries(ctx, tx, entries)
+		if err != nil {
+			return err
+		}
+		rec.AuditIndex = first
+		body, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		var reqID any
+		if rec.Check.RequestID != "" {
+			reqID = rec.Check.RequestID
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO checks (id, tenant, key_id, request_id, agent, session, tool, decision, action_hash, created_at, audit_index, record)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			rec.ID, rec.Tenant, rec.KeyID, reqID, rec.Check.Agent, rec.Check.Session, rec.Check.Tool, string(rec.Decision),
+			rec.ActionHash, ts(rec.CreatedAt), rec.AuditIndex, string(body)); err != nil {
+			return fmt.Errorf("insert check: %w", err)
+		}
+		if created != nil {
+			if err := insertApproval(ctx, tx, created); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if dup != nil {
+		return dup, rein.ErrDuplicateRequest
+	}
+	return rec, nil
+}
+
+func insertApproval(ctx context.Context, tx *sql.Tx, a *rein.Approval) error {
+	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO approvals (id, tenant, status, action_hash, created_at, expires_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tenant, a.Status, a.ActionHash, ts(a.CreatedAt), ts(a.ExpiresAt), string(body))
+	if err != nil {
+		return fmt.Errorf("insert approval: %w", err)
+	}
+	return nil
+}
+
+// approvalRow is the stored form of an approval: its JSON plus what the API hides.
+type approvalRow struct {
+	*rein.Approval
+	GrantTTLNS int64 `json:"grant_ttl_ns"`
+}
+
+func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
+	var body, keyID string
+	err := db.read.QueryRowContext(ctx, "SELECT record, key_id FROM checks WHERE "+where, args...).Scan(&body, &keyID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rein.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &rein.CheckRecord{}
+	if err := json.Unmarshal([]byte(body), rec); err != nil {
+		return nil, fmt.Errorf("decode check: %w", err)
+	}
+	rec.KeyID = keyID
+	return rec, nil
+}
+
+// CheckByID returns a stored check.
+func (db *DB) CheckByID(ctx context.Context, id string) (*rein.CheckRecord, error) {
+	return db.checkWhere(ctx, "id = ?", id)
+}
+
+// CheckByRequestID returns the check a key made with a request_id.
+func (db *DB) CheckByRequestID(ctx context.Context, keyID, requestID string) (*rein.CheckRecord, error) {
+	return db.checkWhere(ctx, "key_id = ? AND request_id = ?", keyID, requestID)
+}
+
+// LatestApproval returns the newest approval bound to an action hash.
+func (db *DB) LatestApproval(ctx context.Context, tenant, actionHash string) (*rein.Approval, error) {
+	var body string
+	err := db.read.QueryRowContext(ctx, "SELECT record FROM approvals WHERE tenant = ? AND action_hash = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+		tenant, actionHash).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rein.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	row := approvalRow{Approval: &rein.Approval{}}
+	if err := json.Unmarshal([]byte(body), &row); err != nil {
+		return nil, fmt.Errorf("decode approval: %w", err)
+	}
+	row.Approval.GrantTTL = time.Duration(row.GrantTTLNS)
+	return row.Approval, nil
+}
+
+// Policies.
+
+// SavePolicy records a newly activated policy tier.
+func (db *DB) SavePolicy(ctx context.Context, doc *rein.PolicyDoc, e *rein.Entry) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO policies (tenant, version, source, loaded_at, loaded_by, origin) VALUES (?, ?, ?, ?, ?, ?)",
+			doc.Tenant, doc.Version, doc.Source, ts(doc.LoadedAt), doc.LoadedBy, doc.Origin); err != nil {
+			return fmt.Errorf("insert policy: %w", err)
+		}
+		if e != nil {
+			_, err := appendEntries(ctx, tx, []*rein.Entry{e})
+			return err
+		}
+		return nil
+	})
+}
+
+// Policies returns the newest policy of each tier.
+func (db *DB) Policies(ctx context.Context) ([]*rein.PolicyDoc, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT tenant, version, source, loaded_at, loaded_by, origin FROM policies
+		WHERE seq IN (SELECT MAX(seq) FROM policies GROUP BY tenant) ORDER BY tenant`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*rein.PolicyDoc
+	for rows.Next() {
+		d := &rein.PolicyDoc{}
+		var at string
+		if err := rows.Scan(&d.Tenant, &d.Version, &d.Source, &at, &d.LoadedBy, &d.Origin); err != nil {
+			return nil, err
+		}
+		d.LoadedAt = parseTS(at)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Meta returns a stored setting, creating it with init() when absent.
+func (db *DB) Meta(ctx context.Context, key string, init func() string) (string, error) {
+	var v string
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, "SELECT v FROM meta WHERE k = ?", key).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			v = init()
+			_, err = tx.ExecContext(ctx, "INSERT INTO meta (k, v) VALUES (?, ?)", key, v)
+		}
+		return err
+	})
+	return v, err
+}
