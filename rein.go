@@ -206,12 +206,12 @@ func (a *Approval) Ref(baseURL string) *ApprovalRef {
 
 // PolicyDoc is one tier of policy as stored: the global policy, or one tenant's.
 type PolicyDoc struct {
-	Tenant    string    `json:"tenant"` // "" for the global tier
-	Version   string    `json:"version"`
-	Source    string    `json:"source"`
-	LoadedAt  time.Time `json:"loaded_at"`
-	LoadedBy  string    `json:"loaded_by"`
-	Origin    string    `json:"origin"` // "file:<path>" or "api"
+	Tenant   string    `json:"tenant"` // "" for the global tier
+	Version  string    `json:"version"`
+	Source   string    `json:"source"`
+	LoadedAt time.Time `json:"loaded_at"`
+	LoadedBy string    `json:"loaded_by"`
+	Origin   string    `json:"origin"` // "file:<path>" or "api"
 }
 
 // ErrNotFound is returned by stores for a missing object; the API maps it to 404.

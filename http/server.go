@@ -274,4 +274,3 @@ func joinRoles(rs []rein.Role) string {
 	}
 	return strings.Join(out, ", ")
 }
-

@@ -1,0 +1,382 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/pipeline"
+	"github.com/reinhq/rein/policy"
+)
+
+func init() {
+	register(&command{name: "policy", summary: "lint, test, explain and push policies", sub: []*command{
+		{name: "lint", summary: "report compile errors, unknown fields, unreachable and shadowed rules; exit 1 on errors",
+			args: "FILE... [--strict]", example: "  rein policy lint examples/policy.yaml", run: runPolicyLint},
+		{name: "test", summary: "run policy test fixtures; exit 1 if any case fails",
+			args: "FILE... [-v]", example: "  rein policy test examples/policy_test.yaml", run: runPolicyTest},
+		{name: "explain", summary: "show the facts, tags and per-rule trace for one check",
+			args: "FILE --check JSON [--session JSON] [--tenant-policy FILE]",
+			example: `  rein policy explain examples/policy.yaml --check '{"tool": "shell.exec", "args": {"command": "rm -rf /"}}'`,
+			run: runPolicyExplain},
+		{name: "push", summary: "replace the live policy on the server (PUT /v1/policy)",
+			args: "FILE [--tenant T]", example: "  REIN_KEY=$(cat rein-data/admin.key) rein policy push examples/policy.yaml",
+			run: runPolicyPush},
+	}})
+}
+
+func compileFile(path string) (*policy.Policy, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return policy.Compile(src)
+}
+
+func printProblems(e *env, path string, err error) {
+	var ps policy.Problems
+	if errors.As(err, &ps) {
+		for _, p := range ps {
+			fmt.Fprintf(e.stderr, "%s: %s\n", path, problemString(p.Line, p.Rule, p.Message))
+		}
+		return
+	}
+	fmt.Fprintf(e.stderr, "%s: %v\n", path, err)
+}
+
+func runPolicyLint(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein policy lint", subNamed("policy", "lint"))
+	strict := fs.Bool("strict", false, "treat warnings (unreachable, shadowed rules) as errors")
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(e.stderr, "rein policy lint: give at least one FILE")
+		return exitUsage
+	}
+	result := exitOK
+	for _, f := range files {
+		p, err := compileFile(f)
+		if err != nil {
+			printProblems(e, f, err)
+			result = exitNegative
+			continue
+		}
+		warnings := policy.Lint(p)
+		for _, w := range warnings {
+			fmt.Fprintf(e.stderr, "%s: warning: %s\n", f, problemString(w.Line, w.Rule, w.Message))
+		}
+		if len(warnings) > 0 && *strict {
+			result = exitNegative
+		}
+		fmt.Fprintf(e.stdout, "%s: %d rules, %d warnings, version %s\n", f, len(p.Rules), len(warnings), p.Version)
+	}
+	return result
+}
+
+// fixture is a policy test file (policy.md, Policy tests).
+type fixture struct {
+	Policy       string        `yaml:"policy"`
+	TenantPolicy string        `yaml:"tenant_policy"`
+	Tenant       string        `yaml:"tenant"`
+	Cases        []fixtureCase `yaml:"cases"`
+}
+
+type fixtureCase struct {
+	Name    string         `yaml:"name"`
+	Check   fixtureCheck   `yaml:"check"`
+	Session map[string]any `yaml:"session"`
+	Expect  fixtureExpect  `yaml:"expect"`
+}
+
+type fixtureCheck struct {
+	Tool    string            `yaml:"tool"`
+	Args    map[string]any    `yaml:"args"`
+	Agent   string            `yaml:"agent"`
+	Session string            `yaml:"session"`
+	Intent  string            `yaml:"intent"`
+	Labels  map[string]string `yaml:"labels"`
+	Cost    *float64          `yaml:"cost"`
+}
+
+type fixtureExpect struct {
+	Decision string         `yaml:"decision"`
+	Rule     *string        `yaml:"rule"`
+	Reason   string         `yaml:"reason"` // substring
+	Risk     []string       `yaml:"risk"`   // tags that must be present
+	Args     map[string]any `yaml:"args"`
+}
+
+func loadFixture(path string) (*fixture, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f fixture
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Policy == "" {
+		return nil, fmt.Errorf("%s: missing `policy: PATH` (relative to the fixture file)", path)
+	}
+	return &f, nil
+}
+
+func relativeTo(fixture, path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(filepath.Dir(fixture), path)
+}
+
+func runPolicyTest(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein policy test", subNamed("policy", "test"))
+	verbose := fs.Bool("v", false, "print every case, not only failures")
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(e.stderr, "rein policy test: give at least one fixture FILE")
+		return exitUsage
+	}
+	passed, failed := 0, 0
+	for _, path := range files {
+		f, err := loadFixture(path)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "rein policy test: %v\n", err)
+			return exitUsage
+		}
+		global, err := compileFile(relativeTo(path, f.Policy))
+		if err != nil {
+			printProblems(e, relativeTo(path, f.Policy), err)
+			return exitNegative
+		}
+		var tenantTier *policy.Policy
+		if f.TenantPolicy != "" {
+			if tenantTier, err = compileFile(relativeTo(path, f.TenantPolicy)); err != nil {
+				printProblems(e, relativeTo(path, f.TenantPolicy), err)
+				return exitNegative
+			}
+		}
+		set := policy.NewSet(global, tenantTier)
+		tenant := f.Tenant
+		if tenant == "" {
+			tenant = "default"
+		}
+		for i, c := range f.Cases {
+			name := c.Name
+			if name == "" {
+				name = fmt.Sprintf("case %d", i+1)
+			}
+			problems := runCase(set, tenant, c)
+			if len(problems) == 0 {
+				passed++
+				if *verbose {
+					fmt.Fprintf(e.stdout, "ok    %s: %s\n", path, name)
+				}
+				continue
+			}
+			failed++
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s\n", path, name)
+			for _, p := range problems {
+				fmt.Fprintf(e.stdout, "      %s\n", p)
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return exitNegative
+	}
+	return exitOK
+}
+
+func runCase(set *policy.Set, tenant string, c fixtureCase) []string {
+	args, err := json.Marshal(orEmpty(c.Check.Args))
+	if err != nil {
+		return []string{"args: " + err.Error()}
+	}
+	req := &rein.CheckRequest{Tool: c.Check.Tool, Args: args, Agent: c.Check.Agent, Session: c.Check.Session,
+		Intent: c.Check.Intent, Labels: c.Check.Labels, Cost: c.Check.Cost}
+	if req.Agent == "" {
+		req.Agent = "agent"
+	}
+	sim, err := pipeline.Simulate(set, tenant, req, normaliseSession(c.Session), time.Now())
+	if err != nil {
+		return []string{"check: " + err.Error()}
+	}
+	var problems []string
+	x := c.Expect
+	if x.Decision != "" && string(sim.Decision) != x.Decision {
+		problems = append(problems, fmt.Sprintf("decision: got %s (rule %q: %s), want %s", sim.Decision, sim.Rule, sim.Reason, x.Decision))
+	}
+	if x.Rule != nil && sim.Rule != *x.Rule {
+		problems = append(problems, fmt.Sprintf("rule: got %q, want %q", sim.Rule, *x.Rule))
+	}
+	if x.Reason != "" && !strings.Contains(sim.Reason, x.Reason) {
+		problems = append(problems, fmt.Sprintf("reason: got %q, want it to contain %q", sim.Reason, x.Reason))
+	}
+	for _, tag := range x.Risk {
+		if !slices.Contains(sim.Risk, tag) {
+			problems = append(problems, fmt.Sprintf("risk: %v lacks %q", sim.Risk, tag))
+		}
+	}
+	if x.Args != nil {
+		want, _ := rein.Canonical(x.Args)
+		if !bytes.Equal(want, sim.Args) {
+			problems = append(problems, fmt.Sprintf("args: got %s, want %s", sim.Args, want))
+		}
+	}
+	return problems
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// normaliseSession gives YAML session values the types checks carry (int64, float64).
+func normaliseSession(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		switch n := v.(type) {
+		case int:
+			out[k] = int64(n)
+		default:
+			out[k] = v
+		}
+	}
+	if c, ok := out["cost"].(int64); ok {
+		out["cost"] = float64(c)
+	}
+	return out
+}
+
+func runPolicyExplain(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein policy explain", subNamed("policy", "explain"))
+	checkJSON := fs.String("check", "", "the check, shaped like a POST /v1/check body")
+	sessionJSON := fs.String("session", "", `session state, e.g. {"tainted": true, "calls": 12}`)
+	tenantFile := fs.String("tenant-policy", "", "a tenant tier to evaluate together with FILE")
+	tenant := fs.String("tenant", "default", "tenant the check belongs to")
+	output := fs.String("output", "text", "text or json")
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) != 1 || *checkJSON == "" {
+		fmt.Fprintln(e.stderr, "rein policy explain: give one policy FILE and --check JSON")
+		return exitUsage
+	}
+	global, err := compileFile(files[0])
+	if err != nil {
+		printProblems(e, files[0], err)
+		return exitNegative
+	}
+	var tier *policy.Policy
+	if *tenantFile != "" {
+		if tier, err = compileFile(*tenantFile); err != nil {
+			printProblems(e, *tenantFile, err)
+			return exitNegative
+		}
+	}
+	req, err := rein.DecodeCheck([]byte(*checkJSON))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein policy explain: --check: %s\n", rein.ErrorMessage(err))
+		return exitUsage
+	}
+	if req.Agent == "" {
+		req.Agent = "agent"
+	}
+	var session map[string]any
+	if *sessionJSON != "" {
+		if err := json.Unmarshal([]byte(*sessionJSON), &session); err != nil {
+			fmt.Fprintf(e.stderr, "rein policy explain: --session: %v\n", err)
+			return exitUsage
+		}
+		if v, ok := session["calls"].(float64); ok {
+			session["calls"] = int64(v)
+		}
+	}
+	sim, err := pipeline.Simulate(policy.NewSet(global, tier), *tenant, req, session, time.Now())
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein policy explain: %s\n", rein.ErrorMessage(err))
+		return exitUsage
+	}
+	if *output == "json" {
+		printJSON(e, sim)
+	} else {
+		printSimulation(e, sim)
+	}
+	if sim.Decision.Allows() {
+		return exitOK
+	}
+	return exitNegative
+}
+
+func printSimulation(e *env, sim *pipeline.Simulation) {
+	rule := ""
+	if sim.Rule != "" {
+		rule = " [" + sim.Rule + "]"
+	}
+	fmt.Fprintf(e.stdout, "decision: %s%s: %s\n", sim.Decision, rule, sim.Reason)
+	fmt.Fprintf(e.stdout, "risk:     %s\n", strings.Join(sim.Risk, ", "))
+	facts, _ := json.Marshal(sim.Facts)
+	fmt.Fprintf(e.stdout, "facts:    %s\n", facts)
+	fmt.Fprintf(e.stdout, "args:     %s\n", sim.Args)
+	if sim.Approval != nil {
+		fmt.Fprintf(e.stdout, "approval: %s, quorum %d, ttl %ds\n", strings.Join(sim.Approval.Approvers, " + "), sim.Approval.Quorum, sim.Approval.TTLSeconds)
+	}
+	fmt.Fprintln(e.stdout, "\ntrace:")
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  RULE\tTIER\tMODE\tMATCHED\tDECISION\tERROR")
+	for _, r := range sim.Trace {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%v\t%s\t%s\n", r.Rule, r.Tier, r.Mode, r.Matched, r.Decision, r.Error)
+	}
+	tw.Flush()
+}
+
+func runPolicyPush(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein policy push", subNamed("policy", "push"))
+	newClient := clientFlags(e, fs)
+	tenant := fs.String("tenant", "", "push a tenant's tier (admins of tenant * only; default: your own tier)")
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(e.stderr, "rein policy push: give one policy FILE")
+		return exitUsage
+	}
+	src, err := os.ReadFile(files[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein policy push: %v\n", err)
+		return exitUsage
+	}
+	if _, err := policy.Compile(src); err != nil {
+		printProblems(e, files[0], err)
+		return exitNegative
+	}
+	v, err := newClient().PushPolicy(ctx, *tenant, src)
+	if err != nil {
+		return fail(e, "rein policy push", err)
+	}
+	fmt.Fprintf(e.stdout, "Active: %s policy %s (loaded %s)\n", v.Tier, v.Version, v.LoadedAt)
+	return exitOK
+}
