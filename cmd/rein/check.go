@@ -114,4 +114,3 @@ func printJSON(e *env, v any) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
 }
-
