@@ -88,7 +88,7 @@ func (s *Server) Handler() http.Handler {
 // serve answers unknown paths and wrong methods with JSON errors, and counts requests.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rw := &statusWriter{ResponseWriter: w, code: 200}
-	h, pattern := s.mux.Handler(r)
+	_, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		pattern = "unmatched"
 		if allow := s.allowed(r); len(allow) > 0 {
@@ -98,7 +98,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			writeError(rw, rein.Errorf(rein.ECodeNotFound, "no such endpoint: %s %s (the API is under /v1/, see the API reference)", r.Method, r.URL.Path))
 		}
 	} else {
-		h.ServeHTTP(rw, r)
+		s.mux.ServeHTTP(rw, r) // sets the path values that Handler leaves empty
 	}
 	s.requests.WithLabelValues(pattern, strconv.Itoa(rw.code)).Inc()
 }

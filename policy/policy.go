@@ -196,18 +196,23 @@ func Compile(src []byte) (*Policy, error) {
 		return nil, Problems{{Message: fmt.Sprintf("the policy is %d bytes; the limit is %d", len(src), MaxSourceBytes)}}
 	}
 	var f fileYAML
+	var ps Problems
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, yamlProblems(err)
+		// Type errors (unknown fields, wrong types) leave the rest decoded:
+		// keep compiling, so that one answer lists every problem.
+		if _, partial := err.(*yaml.TypeError); !partial {
+			return nil, yamlProblems(err)
+		}
+		ps = yamlProblems(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, Problems{{Line: extra.Line, Message: "the file holds more than one YAML document; put the whole policy in one"}}
+		return nil, append(ps, Problem{Line: extra.Line, Message: "the file holds more than one YAML document; put the whole policy in one"})
 	}
 	lines := ruleLines(src)
 
-	var ps Problems
 	p := &Policy{Version: VersionOf(src), Source: append([]byte(nil), src...), Workspace: f.Workspace}
 	switch f.Version {
 	case 1:

@@ -337,6 +337,7 @@ func TestCompileProblems(t *testing.T) {
 		{"bad limit", "version: 1\nrules:\n  - {id: a, when: 'true', limit: {rate: 0, per: soon, by: [ip]}}\n", []string{"rate must be a positive", `per "soon"`, `by "ip"`}},
 		{"modify without block", "version: 1\nrules:\n  - {id: a, when: 'true', decision: modify}\n", []string{"decision modify and a modify block go together"}},
 		{"several problems at once", "version: 1\nrules:\n  - {id: a, when: 'x', decision: allow}\n  - {when: 'true', decision: maybe}\n", []string{"rule a: when:", "missing id", `decision "maybe"`}},
+		{"unknown field and bad CEL together", "version: 1\nrules:\n  - id: a\n    colour: red\n    when: 'true'\n    decision: allow\n  - {id: b, when: 'tool ==', decision: allow}\n", []string{`line 4: unknown field "colour"`, "line 7: rule b: when:"}},
 		{"two documents", "version: 1\nrules: []\n---\nversion: 1\n", []string{"more than one YAML document"}},
 		{"bad default", "version: 1\ndefault: ask\nrules: []\n", []string{`default "ask"`}},
 		{"not yaml", "version: 1\nrules: [\n", []string{"line"}},

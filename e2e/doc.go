@@ -1,0 +1,4 @@
+// Package e2e drives the real rein binary the way a user does: it starts
+// `rein serve`, runs the command line against it and speaks raw HTTP to it.
+// Run it with `go test ./e2e/`.
+package e2e

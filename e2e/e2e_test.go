@@ -1,0 +1,622 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// samplePolicy is the sample policy shipped with rein, relative to the module root.
+const samplePolicy = "examples/policy.yaml"
+
+// keyPattern matches an API key secret as rein shows it.
+var keyPattern = regexp.MustCompile(`rein_[A-Za-z0-9]{16,}`)
+
+// A first start creates an admin key, prints it once and saves it with mode
+// 0600; later starts reuse it. REIN_ADMIN_KEY replaces the generated key.
+func TestAdminKeyBootstrap(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+
+	s := startServer(t, data, nil, "--policy", samplePolicy)
+	info, err := os.Stat(filepath.Join(data, "admin.key"))
+	if err != nil {
+		t.Fatalf("first start wrote no admin key file: %v", err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Errorf("admin.key has mode %o, want 0600", mode)
+	}
+	key := s.adminKey()
+	if !keyPattern.MatchString(key) {
+		t.Errorf("admin.key holds %q, which does not look like a rein key", key)
+	}
+	if n := strings.Count(s.stdout.String(), key); n != 1 {
+		t.Errorf("first start printed the key from admin.key %d times, want exactly once\nstdout:\n%s", n, s.stdout)
+	}
+	if printed := keyPattern.FindAllString(s.stdout.String(), -1); len(printed) != 1 || printed[0] != key {
+		t.Errorf("first start printed keys %q, want only the one in admin.key (%q)", printed, key)
+	}
+	if r := rein(t, s.clientEnv(key), "keys", "list"); r.code != 0 {
+		t.Errorf("rein keys list with the printed admin key: %s", r)
+	}
+	if r := rein(t, s.clientEnv("rein_notakeynotakeynotakey"), "keys", "list"); r.code == 0 {
+		t.Errorf("rein keys list with a made-up key succeeded; want a refusal: %s", r)
+	}
+	s.stop()
+
+	again := startServer(t, data, nil, "--policy", samplePolicy)
+	if r := rein(t, again.clientEnv(key), "keys", "list"); r.code != 0 {
+		t.Errorf("after a restart the first admin key no longer works: %s", r)
+	}
+	if got := again.adminKey(); got != key {
+		t.Errorf("after a restart admin.key changed from %q to %q", key, got)
+	}
+	again.stop()
+	if printed := keyPattern.FindAllString(again.stdout.String(), -1); len(printed) > 0 {
+		t.Errorf("a second start on the same data directory printed a key %q; the key is shown once\nstdout:\n%s", printed, again.stdout)
+	}
+
+	t.Run("REIN_ADMIN_KEY", func(t *testing.T) {
+		data := t.TempDir()
+		chosen := "rein_e2echosenadminkey0123456789"
+		s := startServer(t, data, []string{"REIN_ADMIN_KEY=" + chosen}, "--policy", samplePolicy)
+		if _, err := os.Stat(filepath.Join(data, "admin.key")); err == nil || !os.IsNotExist(err) {
+			t.Errorf("with REIN_ADMIN_KEY set, want no admin.key file; stat says %v", err)
+		}
+		if strings.Contains(s.stdout.String(), chosen) {
+			t.Errorf("rein serve echoed the REIN_ADMIN_KEY secret on stdout:\n%s", s.stdout)
+		}
+		if r := rein(t, s.clientEnv(chosen), "keys", "list"); r.code != 0 {
+			t.Errorf("rein keys list with the REIN_ADMIN_KEY value: %s", r)
+		}
+		s.stop()
+	})
+}
+
+// The tour of the sample policy: an agent key asks about shell commands,
+// HTTP calls, payments and an unknown tool.
+func TestSamplePolicyTour(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "builder", "demo"))
+
+	t.Run("read-only shell command is allowed", func(t *testing.T) {
+		a, r := checkJSON(t, agent, "shell.exec", `{"command":"ls -la"}`)
+		if a.Decision != "allow" || r.code != 0 {
+			t.Errorf("want allow, exit 0; got %s", r)
+		}
+		if a.Rule != "shell-read-only" {
+			t.Errorf("rule = %q, want shell-read-only", a.Rule)
+		}
+	})
+
+	t.Run("rm in the build directory asks for approval", func(t *testing.T) {
+		r := rein(t, agent, "check", "shell.exec", "--args", `{"command":"rm -rf ./build"}`)
+		if r.code != 1 || !strings.HasPrefix(r.stdout, "ask") {
+			t.Errorf("want ask, exit 1; got %s", r)
+		}
+		if !regexp.MustCompile(`\bapr_[A-Za-z0-9]+`).MatchString(r.stdout) {
+			t.Errorf("the answer does not name the approval to wait for:\n%s", r.stdout)
+		}
+	})
+
+	t.Run("wiping root is denied", func(t *testing.T) {
+		a, r := checkJSON(t, agent, "shell.exec", `{"command":"rm -rf /"}`)
+		if a.Decision != "deny" || r.code != 1 {
+			t.Errorf("want deny, exit 1; got %s", r)
+		}
+		if a.Rule != "never-wipe-root" {
+			t.Errorf("rule = %q, want never-wipe-root", a.Rule)
+		}
+	})
+
+	t.Run("an Authorization header is stripped", func(t *testing.T) {
+		a, r := checkJSON(t, agent, "http.get",
+			`{"url":"https://example.com/","headers":{"Authorization":"Bearer abc","Accept":"text/html"}}`)
+		if a.Decision != "modify" || r.code != 0 {
+			t.Fatalf("want modify, exit 0; got %s", r)
+		}
+		headers, _ := a.Args["headers"].(map[string]any)
+		if _, present := headers["Authorization"]; present || headers == nil {
+			t.Errorf("args still carry the Authorization header (or lost all headers): %v", a.Args)
+		}
+		if headers["Accept"] != "text/html" || a.Args["url"] != "https://example.com/" {
+			t.Errorf("the other arguments must stay as sent, got %v", a.Args)
+		}
+	})
+
+	t.Run("payments", func(t *testing.T) {
+		a, r := checkJSON(t, agent, "payments.transfer", `{"amount":40,"to":"acme"}`)
+		if a.Decision != "allow" || r.code != 0 {
+			t.Errorf("transfer of 40: want allow, exit 0; got %s", r)
+		}
+		a, r = checkJSON(t, agent, "payments.transfer", `{"amount":5000,"to":"acme"}`)
+		if a.Decision != "ask" || r.code != 1 || a.Approval == nil || a.Approval.ID == "" {
+			t.Errorf("transfer of 5000: want ask with an approval, exit 1; got %s", r)
+		}
+	})
+
+	t.Run("an unknown tool is denied by default", func(t *testing.T) {
+		a, r := checkJSON(t, agent, "crypto.mine", `{}`)
+		if a.Decision != "deny" || r.code != 1 {
+			t.Errorf("want deny, exit 1; got %s", r)
+		}
+		if a.Reason != "no rule allows crypto.mine" {
+			t.Errorf("reason = %q, want %q", a.Reason, "no rule allows crypto.mine")
+		}
+	})
+
+	s.stop()
+}
+
+// Exit codes: 0 ok, 1 a negative answer, 2 usage or connection error.
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	nowhere := []string{"REIN_SERVER=http://" + freeAddr(t), "REIN_KEY=rein_e2eanykeyanykeyanykey"}
+
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"version", []string{"version"}, 0},
+		{"check without a tool", []string{"check"}, 2},
+		{"check with arguments that are not JSON", []string{"check", "x", "--args", "{not json"}, 2},
+		{"check with an unknown flag", []string{"check", "x", "--no-such-flag"}, 2},
+		{"unknown command", []string{"no-such-command"}, 2},
+		{"check against an address where nothing listens", []string{"check", "x"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rein(t, nowhere, c.args...)
+			if r.code != c.want {
+				t.Errorf("rein %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.code, c.want, r)
+			}
+		})
+	}
+
+	t.Run("version prints the version", func(t *testing.T) {
+		r := rein(t, nil, "version")
+		if !regexp.MustCompile(`^rein \S+`).MatchString(r.stdout) {
+			t.Errorf("rein version printed %q, want \"rein <version>\"", r.stdout)
+		}
+	})
+
+	t.Run("deny is 1, allow is 0", func(t *testing.T) {
+		s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+		agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "builder", "demo"))
+		if r := rein(t, agent, "check", "crypto.mine"); r.code != 1 {
+			t.Errorf("a denied check: exit %d, want 1\n%s", r.code, r)
+		}
+		if r := rein(t, agent, "check", "fs.read", "--args", `{"path":"README.md"}`); r.code != 0 {
+			t.Errorf("an allowed check: exit %d, want 0\n%s", r.code, r)
+		}
+		s.stop()
+	})
+}
+
+// Policy tooling works offline on files: lint, test and explain.
+func TestPolicyTooling(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+
+	t.Run("lint accepts the sample policy", func(t *testing.T) {
+		if r := rein(t, nil, "policy", "lint", samplePolicy); r.code != 0 {
+			t.Errorf("rein policy lint %s: %s", samplePolicy, r)
+		}
+	})
+
+	t.Run("lint reports an unknown field with its line", func(t *testing.T) {
+		path := filepath.Join(dir, "unknown-field.yaml")
+		writeFile(t, path, `version: 1
+default: deny
+rules:
+  - id: reads
+    when: 'tool == "fs.read"'
+    decision: allow
+    colour: blue
+`)
+		r := rein(t, nil, "policy", "lint", path)
+		out := r.stdout + r.stderr
+		if r.code != 1 || !strings.Contains(out, "line 7") || !strings.Contains(out, "colour") {
+			t.Errorf("want exit 1 and a problem on line 7 naming \"colour\"; got %s", r)
+		}
+	})
+
+	t.Run("lint reports bad CEL with its line", func(t *testing.T) {
+		path := filepath.Join(dir, "bad-cel.yaml")
+		writeFile(t, path, `version: 1
+default: deny
+rules:
+  - id: reads
+    when: 'tool == "fs.read"'
+    decision: allow
+  - id: broken
+    when: 'tool == '
+    decision: allow
+`)
+		r := rein(t, nil, "policy", "lint", path)
+		out := r.stdout + r.stderr
+		// The rule starts on line 7, its condition is on line 8.
+		if r.code != 1 || !regexp.MustCompile(`line [78]\b`).MatchString(out) || !strings.Contains(out, "broken") {
+			t.Errorf("want exit 1 and a problem in rule \"broken\" on line 7 or 8; got %s", r)
+		}
+	})
+
+	t.Run("the sample fixtures pass", func(t *testing.T) {
+		const fixtures = "examples/policy_test.yaml"
+		src, err := os.ReadFile(filepath.Join(moduleRoot, fixtures))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := strings.Count(string(src), "- name:")
+		r := rein(t, nil, "policy", "test", fixtures)
+		want := fmt.Sprintf("%d passed, 0 failed", cases)
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("rein policy test %s: want exit 0 and %q; got %s", fixtures, want, r)
+		}
+	})
+
+	t.Run("a wrong expectation fails the test run", func(t *testing.T) {
+		path := filepath.Join(dir, "wrong_test.yaml")
+		writeFile(t, path, fmt.Sprintf(`policy: %s
+cases:
+  - name: listing files runs
+    check: {tool: shell.exec, args: {command: "ls"}}
+    expect: {decision: allow}
+  - name: wiping root is surely fine
+    check: {tool: shell.exec, args: {command: "rm -rf /"}}
+    expect: {decision: allow}
+`, filepath.Join(moduleRoot, samplePolicy)))
+		r := rein(t, nil, "policy", "test", path)
+		if r.code != 1 || !strings.Contains(r.stdout, "1 passed, 1 failed") || !strings.Contains(r.stdout, "wiping root is surely fine") {
+			t.Errorf("want exit 1, \"1 passed, 1 failed\" and the failing case named; got %s", r)
+		}
+	})
+
+	t.Run("explain prints a trace", func(t *testing.T) {
+		r := rein(t, nil, "policy", "explain", samplePolicy, "--check", `{"tool":"shell.exec","args":{"command":"rm -rf /"}}`)
+		if r.code == 2 {
+			t.Fatalf("rein policy explain: %s", r)
+		}
+		if !strings.Contains(r.stdout, "deny") || !strings.Contains(r.stdout, "trace") {
+			t.Errorf("explain does not show the decision and a trace:\n%s", r.stdout)
+		}
+		// One trace row per rule: the deciding rule and one that did not match.
+		for _, rule := range []string{"never-wipe-root", "payments-small", "shell-destructive"} {
+			if !strings.Contains(r.stdout, rule) {
+				t.Errorf("the trace has no row for rule %s:\n%s", rule, r.stdout)
+			}
+		}
+	})
+}
+
+const reloadV1 = `version: 1
+default: deny
+rules:
+  - id: reads
+    when: 'tool == "fs.read"'
+    decision: allow
+`
+
+const reloadV2 = reloadV1 + `  - id: deploys
+    when: 'tool == "deploy"'
+    decision: allow
+`
+
+const reloadBroken = reloadV2 + `  - id: broken
+    when: 'tool == '
+    decision: allow
+`
+
+// An edited policy file is picked up while rein runs; a broken edit is
+// refused, reported by /readyz, and the last good version stays active.
+func TestPolicyFileReload(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, path, reloadV1)
+	s := startServer(t, t.TempDir(), nil, "--policy", path)
+	agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "deployer", "demo"))
+
+	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "deny" {
+		t.Fatalf("before the edit: want deploy denied; got %s", r)
+	}
+
+	writeFile(t, path, reloadV2)
+	eventually(t, reloadTimeout, "deploy allowed after the edit", func() string {
+		if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
+			return r.stdout
+		}
+		return ""
+	})
+
+	writeFile(t, path, reloadBroken)
+	eventually(t, reloadTimeout, "/readyz reports the broken file", func() string {
+		code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, "")
+		var ready struct {
+			Reason string `json:"reason"`
+		}
+		json.Unmarshal(body, &ready)
+		if code != http.StatusServiceUnavailable || ready.Reason == "" {
+			return fmt.Sprintf("%d %s", code, body)
+		}
+		return ""
+	})
+	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
+		t.Errorf("after a broken edit the last good version must stay active (deploy allowed); got %s", r)
+	}
+	if a, r := checkJSON(t, agent, "fs.read", `{"path":"x"}`); a.Decision != "allow" {
+		t.Errorf("after a broken edit fs.read must still be allowed; got %s", r)
+	}
+
+	writeFile(t, path, reloadV1)
+	eventually(t, reloadTimeout, "/readyz is 200 again after the file is fixed", func() string {
+		if code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK {
+			return fmt.Sprintf("%d %s", code, body)
+		}
+		return ""
+	})
+	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "deny" {
+		t.Errorf("after the file is fixed its version is active (deploy denied); got %s", r)
+	}
+	s.stop()
+}
+
+// policyDoc is GET /v1/policy.
+type policyDoc struct {
+	Version string `json:"version"`
+	Source  string `json:"source"`
+}
+
+func versionOf(src []byte) string {
+	sum := sha256.Sum256(src)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// `rein policy push` replaces the live policy; a broken one changes nothing.
+func TestPolicyPush(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	admin := s.adminKey()
+	agent := s.clientEnv(createAgentKey(t, s, admin, "builder", "demo"))
+	dir := t.TempDir()
+
+	var before policyDoc
+	getJSON(t, s.URL+"/v1/policy", admin, &before)
+	sample, err := os.ReadFile(filepath.Join(moduleRoot, samplePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Version != versionOf(sample) {
+		t.Errorf("GET /v1/policy version = %q, want %q (sha256 of %s)", before.Version, versionOf(sample), samplePolicy)
+	}
+
+	newPolicy := filepath.Join(dir, "new.yaml")
+	writeFile(t, newPolicy, reloadV2)
+	if r := rein(t, s.clientEnv(admin), "policy", "push", newPolicy); r.code != 0 {
+		t.Fatalf("rein policy push: %s", r)
+	}
+	var after policyDoc
+	getJSON(t, s.URL+"/v1/policy", admin, &after)
+	if want := versionOf([]byte(reloadV2)); after.Version != want {
+		t.Errorf("after push, GET /v1/policy version = %q, want %q", after.Version, want)
+	}
+	if after.Source != reloadV2 {
+		t.Errorf("after push, GET /v1/policy source differs from the pushed file:\n%s", after.Source)
+	}
+	a, r := checkJSON(t, agent, "deploy", `{}`)
+	if a.Decision != "allow" || a.PolicyVersion != after.Version {
+		t.Errorf("after push, deploy is decided by the new policy (allow, version %s); got %s", after.Version, r)
+	}
+
+	broken := filepath.Join(dir, "broken.yaml")
+	writeFile(t, broken, reloadBroken)
+	if r := rein(t, s.clientEnv(admin), "policy", "push", broken); r.code != 1 {
+		t.Errorf("rein policy push of a broken file: exit %d, want 1\n%s", r.code, r)
+	}
+	code, body := httpDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(reloadBroken), "application/yaml")
+	if code != http.StatusBadRequest || !strings.Contains(string(body), `"bad_request"`) || !strings.Contains(string(body), "broken") {
+		t.Errorf("PUT /v1/policy of a broken policy: want 400 bad_request naming rule \"broken\"; got %d %s", code, body)
+	}
+	var unchanged policyDoc
+	getJSON(t, s.URL+"/v1/policy", admin, &unchanged)
+	if unchanged.Version != after.Version {
+		t.Errorf("a refused push changed the live policy from %s to %s", after.Version, unchanged.Version)
+	}
+	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
+		t.Errorf("after a refused push deploy must still be allowed; got %s", r)
+	}
+
+	t.Run("a refused push lists every problem", func(t *testing.T) {
+		// Line 7: an unknown field; lines 8-10: a rule whose condition does not compile.
+		src := `version: 1
+default: deny
+rules:
+  - id: reads
+    when: 'tool == "fs.read"'
+    decision: allow
+    colour: blue
+  - id: broken
+    when: 'tool == '
+    decision: allow
+`
+		code, body := httpDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(src), "application/yaml")
+		if code != http.StatusBadRequest {
+			t.Fatalf("want 400; got %d %s", code, body)
+		}
+		if !strings.Contains(string(body), "colour") || !strings.Contains(string(body), "broken") {
+			t.Errorf("api.md: a refused policy is answered with every problem; want both the unknown field "+
+				"\"colour\" (line 7) and rule \"broken\" (line 8), got %s", body)
+		}
+	})
+	s.stop()
+}
+
+// What rein acknowledged survives a restart: checks, pending approvals and
+// a policy pushed through the API.
+func TestRestartDurability(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := startServer(t, data, nil, "--policy", samplePolicy)
+	admin := s.adminKey()
+	agentKey := createAgentKey(t, s, admin, "builder", "demo")
+	agent := s.clientEnv(agentKey)
+
+	allowed, r := checkJSON(t, agent, "shell.exec", `{"command":"ls -la"}`, "--session", "run-7")
+	if allowed.Decision != "allow" || allowed.ID == "" {
+		t.Fatalf("want an allowed check with an id; got %s", r)
+	}
+	asked, r := checkJSON(t, agent, "shell.exec", `{"command":"rm -rf ./build"}`, "--session", "run-7")
+	if asked.Decision != "ask" || asked.Approval == nil || asked.Approval.ID == "" {
+		t.Fatalf("want ask with an approval; got %s", r)
+	}
+
+	// The sample policy plus one rule, pushed through the API.
+	sample, err := os.ReadFile(filepath.Join(moduleRoot, samplePolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed := string(sample) + `
+  - id: e2e-marker
+    when: 'tool == "e2e.marker"'
+    decision: allow
+`
+	code, body := httpDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(pushed), "application/yaml")
+	if code != http.StatusOK {
+		t.Fatalf("PUT /v1/policy: %d %s", code, body)
+	}
+	if a, r := checkJSON(t, agent, "e2e.marker", `{}`); a.Decision != "allow" {
+		t.Fatalf("the pushed policy is not active before the restart; got %s", r)
+	}
+	if code, body := httpDo(t, "GET", s.URL+"/v1/checks/"+allowed.ID, agentKey, nil, ""); code != http.StatusOK {
+		t.Errorf("GET /v1/checks/%s before the restart (the agent's own check): want 200; got %d %s", allowed.ID, code, body)
+	}
+	s.stop()
+
+	s = startServer(t, data, nil) // no --policy: the stored policy must come back
+	agent = s.clientEnv(agentKey)
+
+	code, body = httpDo(t, "GET", s.URL+"/v1/checks/"+allowed.ID, agentKey, nil, "")
+	var stored checkAnswer
+	json.Unmarshal(body, &stored)
+	if code != http.StatusOK || stored.ID != allowed.ID || stored.Decision != "allow" || stored.Args["command"] != "ls -la" {
+		t.Errorf("GET /v1/checks/%s after the restart: want 200 with the allowed ls -la check; got %d %s", allowed.ID, code, body)
+	}
+
+	again, r := checkJSON(t, agent, "shell.exec", `{"command":"rm -rf ./build"}`, "--session", "run-7")
+	if again.Decision != "ask" || again.Approval == nil || again.Approval.ID != asked.Approval.ID {
+		t.Errorf("re-submitting the pending action after a restart must return the same approval %s; got %s", asked.Approval.ID, r)
+	}
+
+	var doc policyDoc
+	getJSON(t, s.URL+"/v1/policy", admin, &doc)
+	if want := versionOf([]byte(pushed)); doc.Version != want {
+		t.Errorf("after restart without --policy, GET /v1/policy version = %q, want the pushed %q", doc.Version, want)
+	}
+	if a, r := checkJSON(t, agent, "e2e.marker", `{}`); a.Decision != "allow" {
+		t.Errorf("after restart without --policy, the pushed policy must be active (e2e.marker allowed); got %s", r)
+	}
+	s.stop()
+}
+
+// An admin creates, lists and revokes an agent key; a revoked key stops working at once.
+func TestKeysLifecycle(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	admin := s.clientEnv(s.adminKey())
+	secret := createAgentKey(t, s, s.adminKey(), "builder", "demo")
+	if r := rein(t, s.clientEnv(secret), "check", "fs.read", "--args", `{"path":"README.md"}`); r.code != 0 {
+		t.Fatalf("a fresh agent key cannot check: %s", r)
+	}
+
+	r := rein(t, admin, "keys", "list", "--output", "json")
+	var keys []struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &keys); r.code != 0 || err != nil {
+		t.Fatalf("rein keys list --output json: %v\n%s", err, r)
+	}
+	id := ""
+	for _, k := range keys {
+		if k.Name == "builder" {
+			id = k.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("rein keys list does not show the key \"builder\":\n%s", r.stdout)
+	}
+
+	if r := rein(t, admin, "keys", "revoke", id); r.code != 0 {
+		t.Errorf("rein keys revoke %s: want exit 0; got %s", id, r)
+	}
+	code, body := httpDo(t, "POST", s.URL+"/v1/check", secret, []byte(`{"tool": "fs.read", "args": {"path": "README.md"}}`), "application/json")
+	if code != http.StatusUnauthorized {
+		t.Errorf("a check with the revoked key: want 401; got %d %s", code, body)
+	}
+	s.stop()
+}
+
+// Every subcommand explains itself with an example.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range [][]string{
+		{"serve"}, {"check"},
+		{"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
+		{"policy", "lint"}, {"policy", "test"}, {"policy", "explain"}, {"policy", "push"},
+		{"version"},
+	} {
+		name := strings.Join(cmd, " ")
+		t.Run(name, func(t *testing.T) {
+			r := rein(t, nil, append(cmd, "--help")...)
+			if r.code != 0 || !strings.Contains(r.stdout, "Example") {
+				t.Errorf("rein %s --help: want exit 0 and an Example on stdout; got %s", name, r)
+			}
+		})
+	}
+}
+
+// Malformed and oversized requests are refused cleanly and the server keeps serving.
+func TestServerSurvivesGarbage(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agentKey := createAgentKey(t, s, s.adminKey(), "builder", "demo")
+
+	expectError := func(t *testing.T, what string, body []byte, status int, code string) {
+		t.Helper()
+		got, answer := httpDo(t, "POST", s.URL+"/v1/check", agentKey, body, "application/json")
+		var e struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		json.Unmarshal(answer, &e)
+		if got != status || e.Error.Code != code || e.Error.Message == "" {
+			t.Errorf("%s: want %d with error code %q and a message; got %d %s", what, status, code, got, answer)
+		}
+	}
+	expectError(t, "malformed JSON", []byte(`{"tool": "shell.exec", "args": {`), http.StatusBadRequest, "bad_request")
+	expectError(t, "not JSON at all", []byte("\x00\xff garbage \x7f"), http.StatusBadRequest, "bad_request")
+	expectError(t, "an unknown field", []byte(`{"tool": "fs.read", "argz": {}}`), http.StatusBadRequest, "bad_request")
+	big := `{"tool": "fs.read", "args": {"path": "` + strings.Repeat("a", 2<<20) + `"}}`
+	expectError(t, "a body over 1 MiB", []byte(big), http.StatusRequestEntityTooLarge, "too_large")
+
+	code, body := httpDo(t, "POST", s.URL+"/v1/check", agentKey, []byte(`{"tool": "fs.read", "args": {"path": "README.md"}}`), "application/json")
+	var a checkAnswer
+	json.Unmarshal(body, &a)
+	if code != http.StatusOK || a.Decision != "allow" {
+		t.Errorf("a good check after the garbage: want 200 allow; got %d %s", code, body)
+	}
+	if code, body := httpDo(t, "GET", s.URL+"/healthz", "", nil, ""); code != http.StatusOK {
+		t.Errorf("/healthz after the garbage: %d %s", code, body)
+	}
+	s.stop()
+}

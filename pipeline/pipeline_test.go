@@ -1,0 +1,221 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/policy"
+	"github.com/reinhq/rein/sqlite"
+)
+
+const testPolicy = `version: 1
+rules:
+  - {id: reads, when: 'tool == "fs.read"', decision: allow}
+  - {id: deploys, when: 'tool == "deploy"', decision: ask, approval: {approvers: ["group:oncall"], ttl: 1h}}
+  - {id: broken, when: 'tool == "pay" && args.amount > 10', decision: allow}
+  - {id: redact, when: 'tool == "http.get" && has(args.token)', decision: modify, modify: {remove: [token]}}
+  - {id: trial, when: 'tool == "fs.read"', decision: deny, mode: shadow}
+`
+
+type fixture struct {
+	p     *Pipeline
+	store *sqlite.DB
+	key   *rein.Key
+}
+
+func setup(t testing.TB, src string) *fixture {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	active := &policy.Active{}
+	if src != "" {
+		pol, err := policy.Compile([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		active.Set("", pol)
+	}
+	key := &rein.Key{ID: "key_1", Name: "builder", Tenant: "acme", Roles: []rein.Role{rein.RoleAgent}}
+	p := &Pipeline{Store: store, Policies: active, BaseURL: "http://rein", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return &fixture{p: p, store: store, key: key}
+}
+
+func (f *fixture) check(t testing.TB, tool, args string) *rein.CheckRecord {
+	t.Helper()
+	rec, err := f.p.Check(context.Background(), f.key, &rein.CheckRequest{Tool: tool, Args: json.RawMessage(args), Session: "s1"})
+	if err != nil {
+		t.Fatalf("check %s: %v", tool, err)
+	}
+	return rec
+}
+
+func entryAt(t *testing.T, store rein.Store, index int64) map[string]any {
+	t.Helper()
+	es, err := store.Entries(context.Background(), index, 1)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("entry %d: %v", index, err)
+	}
+	var m map[string]any
+	json.Unmarshal(es[0].Bytes, &m)
+	return m
+}
+
+func TestDecisionsAreRecordedAndAudited(t *testing.T) {
+	f := setup(t, testPolicy)
+	cases := []struct {
+		tool, args string
+		decision   rein.Decision
+		rule       string
+		reason     string
+	}{
+		{"fs.read", `{"path":"a"}`, rein.Allow, "reads", "matched rule reads"},
+		{"deploy", `{}`, rein.Ask, "deploys", "matched rule deploys"},
+		{"pay", `{"amount":"ten"}`, rein.Deny, "broken", "policy error in rule broken: "},
+		{"rm", `{}`, rein.Deny, "", "no rule allows rm"},
+		{"http.get", `{"url":"u","token":"t"}`, rein.Modify, "redact", "matched rule redact"},
+	}
+	for _, c := range cases {
+		rec := f.check(t, c.tool, c.args)
+		if rec.Decision != c.decision || rec.Rule != c.rule || !strings.HasPrefix(rec.Reason, c.reason) {
+			t.Errorf("%s: got %s/%s %q", c.tool, rec.Decision, rec.Rule, rec.Reason)
+		}
+		e := entryAt(t, f.store, rec.AuditIndex)
+		d := e["data"].(map[string]any)
+		if e["kind"] != "check" || e["subject"] != rec.ID || d["decision"] != string(c.decision) || d["reason"] != rec.Reason {
+			t.Errorf("%s: audit entry %v", c.tool, e)
+		}
+		stored, err := f.store.CheckByID(context.Background(), rec.ID)
+		if err != nil || stored.Decision != rec.Decision || stored.AuditIndex != rec.AuditIndex {
+			t.Errorf("%s: stored %+v %v", c.tool, stored, err)
+		}
+	}
+	// The shadow rule matched fs.read and is recorded, not enforced.
+	rec := f.check(t, "fs.read", `{"path":"b"}`)
+	if len(rec.Shadow) != 1 || rec.Shadow[0].Rule != "trial" || rec.Decision != rein.Allow {
+		t.Errorf("shadow: %+v", rec.Shadow)
+	}
+	if string(f.check(t, "http.get", `{"url":"u","token":"t"}`).Args) != `{"url":"u"}` {
+		t.Error("modify must return the changed args")
+	}
+}
+
+func TestAskCreatesOnePendingApproval(t *testing.T) {
+	f := setup(t, testPolicy)
+	first := f.check(t, "deploy", `{"v":1}`)
+	if first.Approval == nil || first.Approval.Status != rein.StatusPending || first.Approval.URL != "http://rein/approvals/"+first.Approval.ID {
+		t.Fatalf("approval: %+v", first.Approval)
+	}
+	if ttl := time.Until(first.Approval.ExpiresAt); ttl < 59*time.Minute || ttl > time.Hour {
+		t.Errorf("rule ttl 1h not applied: %v", ttl)
+	}
+	again := f.check(t, "deploy", `{"v":1}`)
+	if again.Approval.ID != first.Approval.ID || again.ID == first.ID {
+		t.Errorf("re-submission must reuse the pending approval: %s vs %s", again.Approval.ID, first.Approval.ID)
+	}
+	other := f.check(t, "deploy", `{"v":2}`)
+	if other.Approval.ID == first.Approval.ID {
+		t.Error("different args must need a different approval")
+	}
+	a, err := f.store.LatestApproval(context.Background(), "acme", first.ActionHash)
+	if err != nil || a.CheckID != first.ID || a.Approvers[0] != "group:oncall" || a.Status != rein.StatusPending {
+		t.Errorf("stored approval %+v %v", a, err)
+	}
+	created := entryAt(t, f.store, first.AuditIndex+1)
+	if created["kind"] != rein.KindApprovalCreated || created["subject"] != first.Approval.ID {
+		t.Errorf("approval.created entry: %v", created)
+	}
+}
+
+func TestNoPolicyDenies(t *testing.T) {
+	f := setup(t, "")
+	rec := f.check(t, "fs.read", `{}`)
+	if rec.Decision != rein.Deny || rec.Reason != "no policy loaded" || rec.PolicyVersion != "" {
+		t.Errorf("%+v", rec)
+	}
+	if entryAt(t, f.store, rec.AuditIndex)["kind"] != "check" {
+		t.Error("a deny without policy must be audited")
+	}
+}
+
+func TestRequestIDReplay(t *testing.T) {
+	f := setup(t, testPolicy)
+	ctx := context.Background()
+	req := &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{"path":"a"}`), RequestID: "r-1"}
+	a, err := f.p.Check(ctx, f.key, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.p.Check(ctx, f.key, &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{ "path" : "a" }`), RequestID: "r-1"})
+	if err != nil || b.ID != a.ID || b.AuditIndex != a.AuditIndex {
+		t.Fatalf("replay: %+v %v", b, err)
+	}
+	_, err = f.p.Check(ctx, f.key, &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{"path":"b"}`), RequestID: "r-1"})
+	if rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Errorf("reused request_id for another action: %v", err)
+	}
+}
+
+// failingStore fails the calls named in fail.
+type failingStore struct {
+	rein.Store
+	fail map[string]bool
+}
+
+func (s *failingStore) LatestApproval(ctx context.Context, tenant, hash string) (*rein.Approval, error) {
+	if s.fail["LatestApproval"] {
+		return nil, errors.New("disk I/O error")
+	}
+	return s.Store.LatestApproval(ctx, tenant, hash)
+}
+
+func (s *failingStore) RecordCheck(ctx context.Context, rec *rein.CheckRecord, a *rein.Approval, es []*rein.Entry) (*rein.CheckRecord, error) {
+	if s.fail["RecordCheck"] {
+		return nil, errors.New("database is locked")
+	}
+	return s.Store.RecordCheck(ctx, rec, a, es)
+}
+
+func TestStoreErrorsFailClosed(t *testing.T) {
+	f := setup(t, testPolicy)
+	fs := &failingStore{Store: f.store, fail: map[string]bool{"LatestApproval": true}}
+	f.p.Store = fs
+	rec := f.check(t, "deploy", `{}`)
+	if rec.Decision != rein.Deny || !strings.Contains(rec.Reason, "cannot look up approvals") || !strings.Contains(rec.Reason, "disk I/O error") {
+		t.Errorf("approval lookup failure must deny with its cause: %+v", rec)
+	}
+	if e := entryAt(t, f.store, rec.AuditIndex); e["data"].(map[string]any)["decision"] != "deny" {
+		t.Errorf("and be audited: %v", e)
+	}
+	fs.fail = map[string]bool{"RecordCheck": true}
+	_, err := f.p.Check(context.Background(), f.key, &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{}`)})
+	if rein.ErrorCode(err) != rein.ECodeUnavailable || !strings.Contains(rein.ErrorMessage(err), "denied") {
+		t.Errorf("an unrecordable decision must not be returned as allow: %v", err)
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	f := setup(t, testPolicy)
+	ctx := context.Background()
+	if _, err := f.p.Check(ctx, f.key, &rein.CheckRequest{Tool: "fs.read", Agent: "someone-else"}); rein.ErrorCode(err) != rein.ECodeForbidden {
+		t.Errorf("impersonation: %v", err)
+	}
+	rec, err := f.p.Check(ctx, f.key, &rein.CheckRequest{Tool: "fs.read", Agent: "builder/sub-1", Args: json.RawMessage(`{}`)})
+	if err != nil || rec.Check.Agent != "builder/sub-1" {
+		t.Errorf("sub-agent: %+v %v", rec, err)
+	}
+	approver := &rein.Key{ID: "key_2", Name: "alice", Tenant: "acme", Roles: []rein.Role{rein.RoleApprover}}
+	if _, err := f.p.Check(ctx, approver, &rein.CheckRequest{Tool: "fs.read"}); rein.ErrorCode(err) != rein.ECodeForbidden {
+		t.Errorf("approver key checking: %v", err)
+	}
+}
