@@ -9,6 +9,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
@@ -78,11 +79,57 @@ func program(expr string, want *cel.Type) (cel.Program, *cel.Ast, error) {
 	if out := checked.OutputType(); !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
 		return nil, nil, fmt.Errorf("must give a %s, not a %s", want, out)
 	}
-	prg, err := e.Program(checked, cel.CostLimit(DefaultCostLimit), cel.EvalOptions(cel.OptOptimize))
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if !boundedCost(e, checked) {
+		opts = append(opts, cel.CostLimit(DefaultCostLimit))
+	}
+	prg, err := e.Program(checked, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return prg, checked, nil
+}
+
+// MaxInputSize bounds every string, list and map in args and facts: they
+// come from a request body of at most 1 MiB (or are derived from it).
+const MaxInputSize = 1 << 20
+
+// sizeBounds are the largest sizes of the other variables, as the check's
+// validation enforces them (labels, names) or rein produces them (risk tags).
+var sizeBounds = map[string][2]uint64{ // variable -> {size, size of an element}
+	"tool": {256, 0}, "agent": {256, 0}, "tenant": {64, 0}, "intent": {8192, 0},
+	"labels": {64, 1024}, "risk": {256, 128}, "session": {16, 256},
+}
+
+// boundedCost reports whether a condition provably stays under the cost
+// limit for any input within MaxInputSize. Such conditions skip runtime cost
+// tracking, which would double their evaluation time; the others (typically
+// comprehensions over arguments) are tracked and stopped at the limit.
+func boundedCost(e *cel.Env, a *cel.Ast) bool {
+	est, err := e.EstimateCost(a, inputBounds{})
+	return err == nil && est.Max <= DefaultCostLimit
+}
+
+type inputBounds struct{}
+
+func (inputBounds) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	path := n.Path()
+	if len(path) == 0 {
+		return nil
+	}
+	if b, ok := sizeBounds[path[0]]; ok {
+		if len(path) == 1 {
+			return &cost.SizeEstimate{Max: b[0]}
+		}
+		if b[1] > 0 {
+			return &cost.SizeEstimate{Max: b[1]}
+		}
+	}
+	return &cost.SizeEstimate{Max: MaxInputSize}
+}
+
+func (inputBounds) EstimateCallCost(function, overloadID string, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	return nil
 }
 
 func compileWhen(expr string) (cel.Program, *toolCond, *cel.Ast, error) {
