@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -102,11 +103,11 @@ func (r *CheckRequest) validate() error {
 	return nil
 }
 
-// checkText rejects over-long values and control characters, which have no
-// place in names and would make logs and consoles lie.
+// checkText rejects over-long values (counted in characters) and control
+// characters, which have no place in names and would make logs and consoles lie.
 func checkText(field, s string, max int) error {
-	if len(s) > max {
-		return Errorf(ECodeBadRequest, "%q is %d bytes; the limit is %d", field, len(s), max)
+	if n := utf8.RuneCountInString(s); n > max {
+		return Errorf(ECodeBadRequest, "%q is %d characters; the limit is %d", field, n, max)
 	}
 	for _, c := range s {
 		if c < 0x20 || c == 0x7f {
@@ -129,6 +130,9 @@ func DecodeStrict(body []byte, v any, known string) error {
 	if err := CheckJSON(body); err != nil {
 		return err
 	}
+	if err := exactFields(body, v, known); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -136,6 +140,43 @@ func DecodeStrict(body []byte, v any, known string) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Errorf(ECodeBadRequest, "the request body has data after the JSON object; send exactly one object")
+	}
+	return nil
+}
+
+// exactFields rejects top-level keys that match a field only when case is
+// ignored ("Tool", "ARGS"): encoding/json would accept them, and two readers
+// of the same body must never see different actions.
+func exactFields(body []byte, v any, known string) error {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	names := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		names[name] = true
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return nil // not an object: the decoder says what is wrong
+	}
+	for k := range top {
+		if names[k] {
+			continue
+		}
+		for name := range names {
+			if strings.EqualFold(name, k) {
+				return Errorf(ECodeBadRequest, "unknown field %q (field names are case-sensitive: write %q); known fields: %s", k, name, known)
+			}
+		}
+		return Errorf(ECodeBadRequest, "unknown field %q; known fields: %s", k, known)
 	}
 	return nil
 }

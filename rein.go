@@ -221,6 +221,11 @@ var ErrNotFound = Errorf(ECodeNotFound, "not found")
 // used the check's request_id; the stored record is returned alongside.
 var ErrDuplicateRequest = errors.New("duplicate request_id")
 
+// ErrApprovalPending is returned by Store.RecordCheck when the approval it
+// would create already exists: another check of the same action created a
+// pending approval first. The caller looks again and joins that one.
+var ErrApprovalPending = errors.New("a pending approval for this action already exists")
+
 // Store is rein's persistent state. Every method that changes state takes the
 // audit entries describing the change and writes them in the same transaction,
 // so that nothing is acknowledged that the audit log does not hold.
@@ -229,13 +234,17 @@ type Store interface {
 	KeyBySecretHash(ctx context.Context, hash string) (*Key, error)
 	KeyByID(ctx context.Context, id string) (*Key, error)
 	Keys(ctx context.Context, tenant string) ([]*Key, error)
+	// RevokeKey revokes a key; it refuses (conflict) to revoke the last
+	// active admin key of tenant "*", checked in the same transaction.
 	RevokeKey(ctx context.Context, id string, at time.Time, e *Entry) error
 	CountActiveKeys(ctx context.Context, tenant string, role Role) (int, error)
 
 	// RecordCheck stores a decided check, the approval it created (if any) and
 	// its audit entries, and sets rec.AuditIndex to the index of entries[0].
 	// When the key already used rec's request_id it returns the stored record
-	// and ErrDuplicateRequest.
+	// and ErrDuplicateRequest. At most one approval per action is pending:
+	// when created would be a second, it returns ErrApprovalPending. Pending
+	// approvals of that action whose time ran out are expired first.
 	RecordCheck(ctx context.Context, rec *CheckRecord, created *Approval, entries []*Entry) (*CheckRecord, error)
 	CheckByID(ctx context.Context, id string) (*CheckRecord, error)
 	CheckByRequestID(ctx context.Context, keyID, requestID string) (*CheckRecord, error)

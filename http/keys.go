@@ -86,18 +86,14 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, key *rein.Key
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	if k.Tenant == rein.AllTenants && k.Has(rein.RoleAdmin) {
-		n, err := s.Store.CountActiveKeys(r.Context(), rein.AllTenants, rein.RoleAdmin)
-		if err != nil {
-			return err
-		}
-		if n <= 1 {
-			return rein.Errorf(rein.ECodeConflict, "key %q is the last admin key of tenant \"*\"; create another admin key before revoking it", k.Name)
-		}
-	}
 	entry := &rein.Entry{TS: s.Now().UTC(), Tenant: k.Tenant, Kind: rein.KindKeyRevoked, Actor: key.Name, Subject: k.ID,
 		Data: map[string]any{"name": k.Name}}
-	if err := s.Store.RevokeKey(r.Context(), id, s.Now().UTC(), entry); err != nil {
+	err = s.Store.RevokeKey(r.Context(), id, s.Now().UTC(), entry)
+	if errors.Is(err, rein.ErrNotFound) {
+		w.WriteHeader(http.StatusNoContent) // revoked meanwhile
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

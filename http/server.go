@@ -218,8 +218,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if errors.As(err, &ps) {
 		body.Code, body.Message, body.Problems = rein.ECodeBadRequest, "the policy does not compile: "+ps.Error(), ps
 	}
-	if body.Code == rein.ECodeUnavailable {
+	switch body.Code {
+	case rein.ECodeUnavailable:
 		w.Header().Set("Retry-After", "1")
+	case rein.ECodeUnauthenticated:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="rein"`)
 	}
 	writeJSON(w, statusCode(body.Code), map[string]any{"error": body})
 }

@@ -50,6 +50,12 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 	p.policy(c)
 	p.approval(ctx, c)
 	rec, err := p.record(ctx, c)
+	if errors.Is(err, rein.ErrApprovalPending) {
+		// A concurrent check of the same action created the pending approval
+		// first: look again, join it, and record once more.
+		p.approval(ctx, c)
+		rec, err = p.record(ctx, c)
+	}
 	if err == nil && p.Observe != nil {
 		p.Observe(rec, time.Since(start))
 	}
@@ -149,7 +155,8 @@ func (p *Pipeline) locks(ctx context.Context, c *check) {}
 // facts: rein's own reading of the arguments (risk.md). Client labels are
 // kept apart and can never remove or override a derived tag.
 func (p *Pipeline) facts(c *check) {
-	c.assessment = risk.Assess(c.input.Tool, c.args, c.set.Tools())
+	c.assessment = risk.Assessment{Tags: []string{}, Facts: risk.EmptyFacts()}
+	p.guard(c, "facts", func() { c.assessment = risk.Assess(c.input.Tool, c.args, c.set.Tools()) })
 }
 
 // session: the session's history as policy sees it (calls, cost, tainted,
@@ -165,7 +172,7 @@ func (p *Pipeline) limits(c *check) {
 	if c.done {
 		return
 	}
-	c.eval = c.set.Evaluate(p.policyInput(c))
+	p.guard(c, "limits", func() { c.eval = c.set.Evaluate(p.policyInput(c)) })
 	c.verdicts = nil
 }
 
@@ -174,13 +181,11 @@ func (p *Pipeline) policy(c *check) {
 	if c.done {
 		return
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			p.Log.Error("policy evaluation panicked", "panic", r, "tool", c.input.Tool)
-			c.fail("policy evaluation failed: internal error (%v)", r)
-		}
-	}()
-	res := c.eval.Decide(c.verdicts)
+	var res *policy.Result
+	p.guard(c, "policy", func() { res = c.eval.Decide(c.verdicts) })
+	if c.done {
+		return
+	}
 	c.result = res
 	c.decision, c.reason, c.rule, c.retryAfter = res.Decision, res.Reason, res.Rule, res.RetryAfter
 	if res.Modified {
@@ -201,6 +206,7 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 	if c.done || c.decision != rein.Ask {
 		return
 	}
+	c.approval, c.created = nil, false
 	prev, err := p.Store.LatestApproval(ctx, c.tenant, c.actionHash)
 	switch {
 	case errors.Is(err, rein.ErrNotFound):
@@ -215,6 +221,7 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 		return
 	}
 	a := c.result.Approval
+	c.created = false
 	c.approval = &rein.Approval{
 		ID: rein.NewID("apr"), Tenant: c.tenant, Status: rein.StatusPending, ActionHash: c.actionHash,
 		Agent: c.input.Agent, Session: c.input.Session, Tool: c.input.Tool, Args: c.outArgs, Intent: c.input.Intent,
@@ -261,10 +268,14 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		}
 	}
 	stored, err := p.Store.RecordCheck(ctx, rec, created, entries)
-	if errors.Is(err, rein.ErrDuplicateRequest) {
+	switch {
+	case errors.Is(err, rein.ErrDuplicateRequest) && stored.ActionHash == c.actionHash:
 		return stored, nil // a concurrent retry recorded first: its answer stands
-	}
-	if err != nil {
+	case errors.Is(err, rein.ErrDuplicateRequest):
+		return nil, rein.Errorf(rein.ECodeConflict, "request_id %q was already used for a different action; use a new request_id for a new check", c.input.RequestID)
+	case errors.Is(err, rein.ErrApprovalPending):
+		return nil, err
+	case err != nil:
 		p.Log.Error("recording a check failed; answering unavailable", "err", err, "tool", c.input.Tool, "tenant", c.tenant)
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the decision could not be recorded, so the action is denied: %v; retry later", err)
 	}
@@ -289,6 +300,17 @@ func checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {
 		d["retry_after_ms"] = *rec.RetryAfterMS
 	}
 	return d
+}
+
+// guard runs a stage's work and turns a panic into a deny that names the stage.
+func (p *Pipeline) guard(c *check, stage string, work func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.Log.Error("decision stage panicked; denying", "stage", stage, "panic", r, "tool", c.input.Tool)
+			c.fail("%s stage failed: internal error (%v)", stage, r)
+		}
+	}()
+	work()
 }
 
 func (p *Pipeline) policyInput(c *check) *policy.Input {

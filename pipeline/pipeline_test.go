@@ -219,3 +219,30 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("approver key checking: %v", err)
 	}
 }
+
+func TestGuardTurnsPanicsIntoDeny(t *testing.T) {
+	f := setup(t, testPolicy)
+	c := &check{decision: rein.Allow}
+	f.p.guard(c, "facts", func() { panic("classifier bug") })
+	if !c.done || c.decision != rein.Deny || c.reason != "facts stage failed: internal error (classifier bug)" {
+		t.Errorf("%+v", c)
+	}
+}
+
+func TestExpiredPendingApprovalIsReplaced(t *testing.T) {
+	f := setup(t, testPolicy)
+	now := time.Now()
+	f.p.Now = func() time.Time { return now }
+	first := f.check(t, "deploy", `{}`)
+	now = now.Add(2 * time.Hour) // past the rule's 1h ttl, before any sweeper ran
+	second := f.check(t, "deploy", `{}`)
+	if second.Approval.ID == first.Approval.ID || second.Approval.Status != rein.StatusPending {
+		t.Fatalf("an expired approval must not be reused: %s vs %s", second.Approval.ID, first.Approval.ID)
+	}
+	// The old one is recorded as a timeout, before the new check's entries.
+	e := entryAt(t, f.store, second.AuditIndex-1)
+	d := e["data"].(map[string]any)
+	if e["kind"] != rein.KindApprovalResolved || e["subject"] != first.Approval.ID || d["status"] != "expired" || d["cause"] != "timeout" {
+		t.Errorf("expiry entry: %v", e)
+	}
+}

@@ -261,6 +261,28 @@ func (db *DB) Keys(ctx context.Context, tenant string) ([]*rein.Key, error) {
 // RevokeKey marks a key revoked; it stops authenticating at once.
 func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.Entry) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
+		k, err := scanKey(tx.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM keys WHERE id = ? AND revoked_at IS NULL", id))
+		if err != nil {
+			return err
+		}
+		if k.Tenant == rein.AllTenants && k.Has(rein.RoleAdmin) {
+			others := 0
+			rows, err := tx.QueryContext(ctx, "SELECT roles FROM keys WHERE tenant = ? AND revoked_at IS NULL AND id != ?", rein.AllTenants, id)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var roles string
+				rows.Scan(&roles)
+				if strings.Contains(roles, `"admin"`) {
+					others++
+				}
+			}
+			rows.Close()
+			if others == 0 {
+				return rein.Errorf(rein.ECodeConflict, "key %q is the last admin key of tenant \"*\"; create another admin key before revoking it", k.Name)
+			}
+		}
 		res, err := tx.ExecContext(ctx, "UPDATE keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", ts(at), id)
 		if err != nil {
 			return err
@@ -308,6 +330,19 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 				return err
 			}
 		}
+		if created != nil {
+			if err := expireStale(ctx, tx, created); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM approvals WHERE tenant = ? AND action_hash = ? AND status = 'pending'",
+				created.Tenant, created.ActionHash).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return rein.ErrApprovalPending
+			}
+		}
 		first, err := appendEntries(ctx, tx, entries)
 		if err != nil {
 			return err
@@ -334,6 +369,9 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 		}
 		return nil
 	})
+	if errors.Is(err, rein.ErrApprovalPending) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -352,6 +390,39 @@ func insertApproval(ctx context.Context, tx *sql.Tx, a *rein.Approval) error {
 		a.ID, a.Tenant, a.Status, a.ActionHash, ts(a.CreatedAt), ts(a.ExpiresAt), string(body))
 	if err != nil {
 		return fmt.Errorf("insert approval: %w", err)
+	}
+	return nil
+}
+
+// expireStale expires the pending approvals of a's action whose time ran
+// out (the sweeper may not have reached them yet), recording each as a
+// timeout, so that a new approval can take their place.
+func expireStale(ctx context.Context, tx *sql.Tx, a *rein.Approval) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM approvals WHERE tenant = ? AND action_hash = ? AND status = 'pending' AND expires_at <= ?",
+		a.Tenant, a.ActionHash, ts(a.CreatedAt))
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		at := ts(a.CreatedAt)
+		if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = 'expired',
+			record = json_set(record, '$.status', 'expired', '$.resolved_at', ?) WHERE id = ?`, at, id); err != nil {
+			return fmt.Errorf("expire approval %s: %w", id, err)
+		}
+		if _, err := appendEntries(ctx, tx, []*rein.Entry{{TS: a.CreatedAt, Tenant: a.Tenant, Kind: rein.KindApprovalResolved,
+			Actor: "rein", Subject: id, Data: map[string]any{"status": rein.StatusExpired, "cause": "timeout"}}}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
