@@ -237,7 +237,6 @@ type Store interface {
 	// RevokeKey revokes a key; it refuses (conflict) to revoke the last
 	// active admin key of tenant "*", checked in the same transaction.
 	RevokeKey(ctx context.Context, id string, at time.Time, e *Entry) error
-	CountActiveKeys(ctx context.Context, tenant string, role Role) (int, error)
 
 	// RecordCheck stores a decided check, the approval it created (if any) and
 	// its audit entries, and sets rec.AuditIndex to the index of entries[0].

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/pipeline"
+	"github.com/reinhq/rein/policy"
 )
 
 func (s *Server) postCheck(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
@@ -88,14 +89,14 @@ func (s *Server) simulate(w http.ResponseWriter, r *http.Request, key *rein.Key)
 	set := s.Policies.For(tenant)
 	if sr.Policy != nil {
 		// The given policy stands in for the tier the caller administers.
-		p, err := compilePolicy([]byte(*sr.Policy))
+		p, err := policy.Compile([]byte(*sr.Policy))
 		if err != nil {
 			return err
 		}
 		if key.Tenant == rein.AllTenants && sr.Tenant == "" {
-			set = policySet(p, s.Policies.Tier(tenant))
+			set = policy.NewSet(p, s.Policies.Tier(tenant))
 		} else {
-			set = policySet(s.Policies.Tier(""), p)
+			set = policy.NewSet(s.Policies.Tier(""), p)
 		}
 	}
 	sim, err := pipeline.Simulate(set, tenant, req, sr.Session, s.Now())

@@ -7,10 +7,6 @@ import (
 	"github.com/reinhq/rein/policy"
 )
 
-func compilePolicy(src []byte) (*policy.Policy, error) { return policy.Compile(src) }
-
-func policySet(global, tenant *policy.Policy) *policy.Set { return policy.NewSet(global, tenant) }
-
 // policyTier resolves which tier a policy request is about: a tenant admin's
 // own tier, or for admins of tenant "*" the global tier unless ?tenant= names one.
 func (s *Server) policyTier(r *http.Request, key *rein.Key) (tier string, err error) {

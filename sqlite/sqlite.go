@@ -297,21 +297,6 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 	})
 }
 
-// CountActiveKeys counts a tenant's active keys holding role.
-func (db *DB) CountActiveKeys(ctx context.Context, tenant string, role rein.Role) (int, error) {
-	keys, err := db.Keys(ctx, tenant)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, k := range keys {
-		if k.RevokedAt == nil && k.Tenant == tenant && k.Has(role) {
-			n++
-		}
-	}
-	return n, nil
-}
-
 // Checks.
 
 // RecordCheck stores a decided check with its new approval and audit entries
