@@ -5,6 +5,7 @@ package risk
 
 import (
 	"sort"
+	"strings"
 )
 
 // ToolSpec says which arguments of the tools matching Pattern (a glob on the
@@ -29,21 +30,79 @@ type Assessment struct {
 	TaintsSession bool
 }
 
-// Assess derives facts and tags for one tool call.
+// Assess derives facts and tags for one tool call from the arguments that
+// the matching tool specs name. Client labels never reach this function.
 //
-// The classifiers themselves (shell, URL, path, SQL, secrets) are not built
-// yet: until they are, every check gets the empty facts skeleton below, so
-// that policies referring to facts type-check and evaluate to "nothing found"
-// instead of failing. Client labels never reach this function.
+// Built so far: URLs. The shell, path, SQL and secret classifiers are not
+// built yet; their facts stay empty ("nothing found"), so that policies
+// referring to them type-check and evaluate instead of failing.
 func Assess(tool string, args map[string]any, specs []ToolSpec) Assessment {
 	a := Assessment{Tags: []string{}, Facts: EmptyFacts()}
+	tags := map[string]bool{}
+	var urls []any
+	seen := map[string]bool{}
 	for _, s := range specs {
-		if Glob(s.Pattern, tool) && s.TaintsSession {
-			a.TaintsSession = true
+		if !Glob(s.Pattern, tool) {
+			continue
 		}
+		a.TaintsSession = a.TaintsSession || s.TaintsSession
+		for _, name := range s.URL {
+			for _, raw := range stringsAt(args, name) {
+				if seen[raw] {
+					continue
+				}
+				seen[raw] = true
+				f, ts := ClassifyURL(raw)
+				urls = append(urls, map[string]any{"url": f.URL, "scheme": f.Scheme, "host": f.Host,
+					"port": int64(f.Port), "ip": f.IP, "private": f.Private})
+				for _, t := range ts {
+					tags[t] = true
+				}
+			}
+		}
+	}
+	if len(urls) > 0 {
+		a.Facts["urls"] = urls
+		if sendsBody(tool, args) {
+			tags["egress"] = true
+		}
+	}
+	for t := range tags {
+		a.Tags = append(a.Tags, t)
 	}
 	sort.Strings(a.Tags)
 	return a
+}
+
+// stringsAt returns the string, or the strings of a list, held by args[name].
+func stringsAt(args map[string]any, name string) []string {
+	switch v := args[name].(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// sendsBody reports whether a web call sends data: a method that carries a
+// body, named by the arguments or by the tool's last name segment.
+func sendsBody(tool string, args map[string]any) bool {
+	method, _ := args["method"].(string)
+	if method == "" {
+		method = tool[strings.LastIndexAny(tool, "._/")+1:]
+	}
+	switch strings.ToUpper(method) {
+	case "POST", "PUT", "PATCH":
+		return true
+	}
+	return false
 }
 
 // EmptyFacts is the facts map of a check in which no classifier found anything.

@@ -1,6 +1,9 @@
 package risk
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestGlob(t *testing.T) {
 	cases := []struct {
@@ -39,5 +42,24 @@ func TestAssessSkeleton(t *testing.T) {
 	}
 	if a.Tags == nil || a.Facts["shell"] == nil || a.Facts["urls"] == nil {
 		t.Errorf("facts skeleton incomplete: %#v", a)
+	}
+}
+
+func TestAssessURLs(t *testing.T) {
+	specs := []ToolSpec{{Pattern: "http.*", URL: []string{"url", "mirrors"}}}
+	a := Assess("http.post", map[string]any{"url": "http://0x7f.1/admin", "mirrors": []any{"https://example.com/", 5}}, specs)
+	want := []string{"egress", "url", "url.private"}
+	if strings.Join(a.Tags, ",") != strings.Join(want, ",") {
+		t.Errorf("tags %v, want %v", a.Tags, want)
+	}
+	urls := a.Facts["urls"].([]any)
+	if len(urls) != 2 || urls[0].(map[string]any)["ip"] != "127.0.0.1" || urls[0].(map[string]any)["private"] != true {
+		t.Errorf("facts %v", urls)
+	}
+	if b := Assess("shell.exec", map[string]any{"url": "http://10.0.0.1/"}, specs); len(b.Tags) != 0 {
+		t.Errorf("a tool no spec names gets no URL facts: %v", b.Tags)
+	}
+	if c := Assess("http.get", map[string]any{"url": "https://example.com/"}, specs); strings.Join(c.Tags, ",") != "url" {
+		t.Errorf("a public GET: %v", c.Tags)
 	}
 }
