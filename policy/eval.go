@@ -55,6 +55,21 @@ func (s *Set) Tools() []risk.ToolSpec {
 	return out
 }
 
+// Workspace is the root agents' paths should stay under: the tenant tier's
+// when it sets one, else the global tier's.
+func (s *Set) Workspace() string {
+	if s == nil {
+		return ""
+	}
+	if s.Tenant != nil && s.Tenant.Workspace != "" {
+		return s.Tenant.Workspace
+	}
+	if s.Global != nil {
+		return s.Global.Workspace
+	}
+	return ""
+}
+
 type tier struct {
 	name   string
 	policy *Policy

@@ -33,13 +33,14 @@ type Assessment struct {
 // Assess derives facts and tags for one tool call from the arguments that
 // the matching tool specs name. Client labels never reach this function.
 //
-// Built so far: URLs. The shell, path, SQL and secret classifiers are not
-// built yet; their facts stay empty ("nothing found"), so that policies
-// referring to them type-check and evaluate instead of failing.
-func Assess(tool string, args map[string]any, specs []ToolSpec) Assessment {
+// Built so far: URLs and paths. The shell, SQL and secret classifiers are
+// not built yet; their facts stay empty ("nothing found"), so that policies
+// referring to them type-check and evaluate instead of failing. workspace,
+// when set, is the root that paths should stay under.
+func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string) Assessment {
 	a := Assessment{Tags: []string{}, Facts: EmptyFacts()}
 	tags := map[string]bool{}
-	var urls []any
+	var urls, paths []any
 	seen := map[string]bool{}
 	for _, s := range specs {
 		if !Glob(s.Pattern, tool) {
@@ -60,6 +61,23 @@ func Assess(tool string, args map[string]any, specs []ToolSpec) Assessment {
 				}
 			}
 		}
+		for _, name := range s.Path {
+			for _, raw := range stringsAt(args, name) {
+				if seen["path:"+raw] {
+					continue
+				}
+				seen["path:"+raw] = true
+				f, ts := ClassifyPath(raw, workspace)
+				paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
+					"outside_workspace": f.OutsideWorkspace})
+				for _, t := range ts {
+					tags[t] = true
+				}
+			}
+		}
+	}
+	if len(paths) > 0 {
+		a.Facts["paths"] = paths
 	}
 	if len(urls) > 0 {
 		a.Facts["urls"] = urls
