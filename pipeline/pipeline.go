@@ -55,6 +55,9 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 		// first: look again, join it, and record once more.
 		p.approval(ctx, c)
 		rec, err = p.record(ctx, c)
+		if errors.Is(err, rein.ErrApprovalPending) {
+			return nil, rein.Errorf(rein.ECodeUnavailable, "approvals for this action are changing concurrently, so the action is denied; retry")
+		}
 	}
 	if err == nil && p.Observe != nil {
 		p.Observe(rec, time.Since(start))

@@ -1,9 +1,6 @@
 package risk
 
-import (
-	"slices"
-	"testing"
-)
+import "testing"
 
 func TestClassifyPath(t *testing.T) {
 	cases := []struct {
@@ -33,16 +30,7 @@ func TestClassifyPath(t *testing.T) {
 		if f.Clean != c.clean {
 			t.Errorf("%q: clean %q, want %q", c.raw, f.Clean, c.clean)
 		}
-		for _, tag := range c.tags {
-			if !slices.Contains(tags, tag) {
-				t.Errorf("%q: tags %v lack %s", c.raw, tags, tag)
-			}
-		}
-		for _, tag := range c.absent {
-			if slices.Contains(tags, tag) {
-				t.Errorf("%q: tags %v must not have %s", c.raw, tags, tag)
-			}
-		}
+		checkTags(t, c.raw, tags, c.tags, c.absent)
 	}
 }
 

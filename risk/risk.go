@@ -42,39 +42,39 @@ func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string
 	tags := map[string]bool{}
 	var urls, paths []any
 	seen := map[string]bool{}
+	// each calls classify once per distinct string held by the named arguments.
+	each := func(kind string, names []string, classify func(raw string) (any, []string)) []any {
+		var out []any
+		for _, name := range names {
+			for _, raw := range stringsAt(args, name) {
+				if seen[kind+":"+raw] {
+					continue
+				}
+				seen[kind+":"+raw] = true
+				fact, ts := classify(raw)
+				out = append(out, fact)
+				for _, t := range ts {
+					tags[t] = true
+				}
+			}
+		}
+		return out
+	}
 	for _, s := range specs {
 		if !Glob(s.Pattern, tool) {
 			continue
 		}
 		a.TaintsSession = a.TaintsSession || s.TaintsSession
-		for _, name := range s.URL {
-			for _, raw := range stringsAt(args, name) {
-				if seen[raw] {
-					continue
-				}
-				seen[raw] = true
-				f, ts := ClassifyURL(raw)
-				urls = append(urls, map[string]any{"url": f.URL, "scheme": f.Scheme, "host": f.Host,
-					"port": int64(f.Port), "ip": f.IP, "private": f.Private})
-				for _, t := range ts {
-					tags[t] = true
-				}
-			}
-		}
-		for _, name := range s.Path {
-			for _, raw := range stringsAt(args, name) {
-				if seen["path:"+raw] {
-					continue
-				}
-				seen["path:"+raw] = true
-				f, ts := ClassifyPath(raw, workspace)
-				paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
-					"outside_workspace": f.OutsideWorkspace})
-				for _, t := range ts {
-					tags[t] = true
-				}
-			}
-		}
+		urls = append(urls, each("url", s.URL, func(raw string) (any, []string) {
+			f, ts := ClassifyURL(raw)
+			return map[string]any{"url": f.URL, "scheme": f.Scheme, "host": f.Host, "port": int64(f.Port),
+				"ip": f.IP, "private": f.Private}, ts
+		})...)
+		paths = append(paths, each("path", s.Path, func(raw string) (any, []string) {
+			f, ts := ClassifyPath(raw, workspace)
+			return map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
+				"outside_workspace": f.OutsideWorkspace}, ts
+		})...)
 	}
 	if len(paths) > 0 {
 		a.Facts["paths"] = paths

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,20 @@ func TestAssessPaths(t *testing.T) {
 	}
 	if ps := a.Facts["paths"].([]any); len(ps) != 2 || ps[1].(map[string]any)["clean"] != "../../home/u/.ssh/authorized_keys" {
 		t.Errorf("facts %v", ps)
+	}
+}
+
+// checkTags asserts that tags hold every tag of want and none of absent.
+func checkTags(t *testing.T, input string, tags, want, absent []string) {
+	t.Helper()
+	for _, tag := range want {
+		if !slices.Contains(tags, tag) {
+			t.Errorf("%q: tags %v lack %s", input, tags, tag)
+		}
+	}
+	for _, tag := range absent {
+		if slices.Contains(tags, tag) {
+			t.Errorf("%q: tags %v must not have %s", input, tags, tag)
+		}
 	}
 }

@@ -1,9 +1,6 @@
 package risk
 
-import (
-	"slices"
-	"testing"
-)
+import "testing"
 
 func TestClassifyURL(t *testing.T) {
 	cases := []struct {
@@ -61,16 +58,7 @@ func TestClassifyURL(t *testing.T) {
 		if f.IP != c.ip || f.Private != c.private {
 			t.Errorf("%q: ip %q private %v, want %q %v", c.raw, f.IP, f.Private, c.ip, c.private)
 		}
-		for _, tag := range c.tags {
-			if !slices.Contains(tags, tag) {
-				t.Errorf("%q: tags %v lack %s", c.raw, tags, tag)
-			}
-		}
-		for _, tag := range c.absent {
-			if slices.Contains(tags, tag) {
-				t.Errorf("%q: tags %v must not have %s", c.raw, tags, tag)
-			}
-		}
+		checkTags(t, c.raw, tags, c.tags, c.absent)
 	}
 }
 

@@ -73,18 +73,27 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	} else {
 		printDecision(e, res)
 	}
-	if res.Decision.Allows() {
+	return exitFor(res.Decision)
+}
+
+// exitFor is the exit code of a decision: 0 when the action may run.
+func exitFor(d rein.Decision) int {
+	if d.Allows() {
 		return exitOK
 	}
 	return exitNegative
 }
 
-func printDecision(e *env, r *rein.CheckResponse) {
-	rule := ""
-	if r.Rule != "" {
-		rule = " [" + r.Rule + "]"
+// decisionLine is "decision [rule]: reason".
+func decisionLine(d rein.Decision, rule, reason string) string {
+	if rule != "" {
+		return fmt.Sprintf("%s [%s]: %s", d, rule, reason)
 	}
-	fmt.Fprintf(e.stdout, "%s%s: %s\n", r.Decision, rule, r.Reason)
+	return fmt.Sprintf("%s: %s", d, reason)
+}
+
+func printDecision(e *env, r *rein.CheckResponse) {
+	fmt.Fprintln(e.stdout, decisionLine(r.Decision, r.Rule, r.Reason))
 	if len(r.Risk) > 0 {
 		fmt.Fprintf(e.stdout, "  risk:     %s\n", strings.Join(r.Risk, ", "))
 	}

@@ -324,18 +324,11 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 	} else {
 		printSimulation(e, sim)
 	}
-	if sim.Decision.Allows() {
-		return exitOK
-	}
-	return exitNegative
+	return exitFor(sim.Decision)
 }
 
 func printSimulation(e *env, sim *pipeline.Simulation) {
-	rule := ""
-	if sim.Rule != "" {
-		rule = " [" + sim.Rule + "]"
-	}
-	fmt.Fprintf(e.stdout, "decision: %s%s: %s\n", sim.Decision, rule, sim.Reason)
+	fmt.Fprintf(e.stdout, "decision: %s\n", decisionLine(sim.Decision, sim.Rule, sim.Reason))
 	fmt.Fprintf(e.stdout, "risk:     %s\n", strings.Join(sim.Risk, ", "))
 	facts, _ := json.Marshal(sim.Facts)
 	fmt.Fprintf(e.stdout, "facts:    %s\n", facts)
