@@ -23,6 +23,10 @@ var sensitiveNames = map[string]bool{
 	"credentials": true, "Keychains": true, "gcloud": true,
 }
 
+// rcFiles run at every shell start: sensitive to write, harmless to read.
+var rcFiles = map[string]bool{".bashrc": true, ".bash_profile": true, ".profile": true, ".zshrc": true,
+	".zprofile": true, ".bash_login": true}
+
 // sensitivePaths are absolute paths (and everything under them).
 var sensitivePaths = []string{"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssl/private", "/root", "/proc/self/environ"}
 
@@ -47,7 +51,7 @@ func ClassifyPath(raw, workspace string) (PathFact, []string) {
 			f.Sensitive = true
 		}
 	}
-	if strings.HasSuffix(f.Clean, ".git/config") {
+	if strings.HasSuffix(f.Clean, ".git/config") || strings.HasPrefix(f.Clean, "/proc/") && strings.HasSuffix(f.Clean, "/environ") {
 		f.Sensitive = true
 	}
 	for _, s := range sensitivePaths {

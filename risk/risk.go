@@ -4,7 +4,6 @@
 package risk
 
 import (
-	"sort"
 	"strings"
 )
 
@@ -30,66 +29,118 @@ type Assessment struct {
 	TaintsSession bool
 }
 
-// Assess derives facts and tags for one tool call from the arguments that
-// the matching tool specs name. Client labels never reach this function.
-//
-// Built so far: URLs and paths. The shell, SQL and secret classifiers are
-// not built yet; their facts stay empty ("nothing found"), so that policies
-// referring to them type-check and evaluate instead of failing. workspace,
-// when set, is the root that paths should stay under.
+// Assess derives facts and tags for one tool call: the shell, URL, path and
+// SQL classifiers read the arguments that the matching tool specs name (the
+// policy's own, then BuiltinTools), and the secret and money detectors read
+// every argument. Client labels never reach this function, so they cannot
+// remove or change a tag. workspace, when set, is the root that paths should
+// stay under.
 func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string) Assessment {
 	a := Assessment{Tags: []string{}, Facts: EmptyFacts()}
 	tags := map[string]bool{}
-	var urls, paths []any
+	var commands, urls, paths, statements []any
 	seen := map[string]bool{}
+	webCall := false // a URL argument was read (not only URLs inside commands)
 	// each calls classify once per distinct string held by the named arguments.
-	each := func(kind string, names []string, classify func(raw string) (any, []string)) []any {
-		var out []any
+	each := func(kind string, names []string, classify func(raw string) []string) {
 		for _, name := range names {
 			for _, raw := range stringsAt(args, name) {
 				if seen[kind+":"+raw] {
 					continue
 				}
 				seen[kind+":"+raw] = true
-				fact, ts := classify(raw)
-				out = append(out, fact)
-				for _, t := range ts {
+				for _, t := range classify(raw) {
 					tags[t] = true
 				}
 			}
 		}
-		return out
 	}
-	for _, s := range specs {
+	addURL := func(f URLFact) {
+		urls = append(urls, map[string]any{"url": f.URL, "scheme": f.Scheme, "host": f.Host, "port": int64(f.Port),
+			"ip": f.IP, "private": f.Private})
+	}
+	addSQL := func(st SQLStatement) {
+		tables := make([]any, len(st.Tables))
+		for i, t := range st.Tables {
+			tables[i] = t
+		}
+		statements = append(statements, map[string]any{"verb": st.Verb, "tables": tables, "has_where": st.HasWhere})
+	}
+	for _, s := range append(append([]ToolSpec(nil), specs...), BuiltinTools...) {
 		if !Glob(s.Pattern, tool) {
 			continue
 		}
 		a.TaintsSession = a.TaintsSession || s.TaintsSession
-		urls = append(urls, each("url", s.URL, func(raw string) (any, []string) {
+		each("shell", s.Shell, func(raw string) []string {
+			f, ts := ClassifyShell(raw)
+			for _, c := range f.Commands {
+				commands = append(commands, commandFact(c))
+			}
+			for _, u := range f.URLs {
+				addURL(u)
+			}
+			for _, st := range f.SQL {
+				addSQL(st)
+			}
+			return ts
+		})
+		each("url", s.URL, func(raw string) []string {
+			webCall = true
 			f, ts := ClassifyURL(raw)
-			return map[string]any{"url": f.URL, "scheme": f.Scheme, "host": f.Host, "port": int64(f.Port),
-				"ip": f.IP, "private": f.Private}, ts
-		})...)
-		paths = append(paths, each("path", s.Path, func(raw string) (any, []string) {
+			addURL(f)
+			return ts
+		})
+		each("path", s.Path, func(raw string) []string {
 			f, ts := ClassifyPath(raw, workspace)
-			return map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
-				"outside_workspace": f.OutsideWorkspace}, ts
-		})...)
+			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
+				"outside_workspace": f.OutsideWorkspace})
+			return ts
+		})
+		each("sql", s.SQL, func(raw string) []string {
+			stmts, ts := ClassifySQL(raw)
+			for _, st := range stmts {
+				addSQL(st)
+			}
+			return ts
+		})
+	}
+	if len(commands) > 0 {
+		a.Facts["shell"] = map[string]any{"commands": commands}
+	}
+	if len(statements) > 0 {
+		a.Facts["sql"] = map[string]any{"statements": statements}
 	}
 	if len(paths) > 0 {
 		a.Facts["paths"] = paths
 	}
 	if len(urls) > 0 {
 		a.Facts["urls"] = urls
-		if sendsBody(tool, args) {
+		if webCall && sendsBody(tool, args) {
 			tags["egress"] = true
 		}
 	}
-	for t := range tags {
-		a.Tags = append(a.Tags, t)
+	secrets, ts := ScanArgs(args)
+	for _, t := range ts {
+		tags[t] = true
 	}
-	sort.Strings(a.Tags)
+	for _, f := range secrets {
+		a.Facts["secrets"] = append(a.Facts["secrets"].([]any), map[string]any{"arg": f.Arg, "kind": f.Kind})
+	}
+	a.Tags = sortedTags(tags)
 	return a
+}
+
+// commandFact is a shell command as the policy sees it (facts.shell.commands).
+func commandFact(c ShellCommand) map[string]any {
+	args := make([]any, len(c.Args))
+	for i, x := range c.Args {
+		args[i] = x
+	}
+	redirects := make([]any, len(c.Redirects))
+	for i, r := range c.Redirects {
+		redirects[i] = map[string]any{"op": r.Op, "target": r.Target}
+	}
+	return map[string]any{"name": c.Name, "args": args, "redirects": redirects}
 }
 
 // stringsAt returns the string, or the strings of a list, held by args[name].
@@ -130,6 +181,8 @@ func EmptyFacts() map[string]any {
 		"urls":  []any{},
 		"paths": []any{},
 		"sql":   map[string]any{"statements": []any{}},
+		// secrets lists where credentials were found ({arg, kind}), never their values.
+		"secrets": []any{},
 	}
 }
 

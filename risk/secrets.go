@@ -1,0 +1,153 @@
+package risk
+
+import (
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SecretFact names an argument that holds a credential: where it is (a dotted
+// path into args, "headers.Authorization", "items.0.token") and what kind of
+// credential it looks like. The value itself is never part of the facts.
+type SecretFact struct {
+	Arg  string `json:"arg"`
+	Kind string `json:"kind"`
+}
+
+// secretPatterns recognise credentials by their shape, wherever they are.
+var secretPatterns = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
+	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16}\b`)},
+	{"github_token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
+	{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`)},
+	{"anthropic_key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)},
+	{"openai_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
+	{"stripe_key", regexp.MustCompile(`\b(?:sk|rk)_live_[A-Za-z0-9]{16,}`)},
+	{"google_api_key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+}
+
+// secretNames are argument names whose high-entropy values are credentials.
+var secretNames = []string{"token", "secret", "password", "passwd", "passphrase", "apikey", "api_key", "api-key",
+	"credential", "private_key", "privatekey", "access_key", "auth"}
+
+// moneyNames are argument names whose numeric values are amounts of money.
+var moneyNames = []string{"amount", "total", "price"}
+
+// Limits on the walk through args: deeper or longer values are not read
+// further, and the walk says so with secrets (it cannot rule them out).
+const (
+	maxSecretDepth  = 32
+	maxSecretValues = 10000
+)
+
+// ScanArgs looks everywhere in args for credentials and amounts of money
+// (risk.md, "Anywhere in args"). It returns the secrets found, the tags
+// (secrets, money), and never the secret values themselves.
+func ScanArgs(args map[string]any) ([]SecretFact, []string) {
+	w := argWalk{tags: map[string]bool{}}
+	w.walk("", "", args, 0)
+	sort.Slice(w.found, func(i, j int) bool { return w.found[i].Arg < w.found[j].Arg })
+	return w.found, sortedTags(w.tags)
+}
+
+type argWalk struct {
+	found  []SecretFact
+	tags   map[string]bool
+	values int
+}
+
+func (w *argWalk) walk(at, key string, v any, depth int) {
+	w.values++
+	if depth > maxSecretDepth || w.values > maxSecretValues {
+		w.tags["secrets"] = true
+		w.found = append(w.found, SecretFact{Arg: at, Kind: "unscanned"})
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			w.walk(join(at, k), k, x, depth+1)
+		}
+	case []any:
+		for i, x := range v {
+			w.walk(join(at, strconv.Itoa(i)), key, x, depth+1)
+		}
+	case string:
+		if kind := secretKind(key, v); kind != "" {
+			w.tags["secrets"] = true
+			w.found = append(w.found, SecretFact{Arg: at, Kind: kind})
+		}
+		if namedLike(key, moneyNames) {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				w.tags["money"] = true
+			}
+		}
+	case int64, float64, int, uint64:
+		if namedLike(key, moneyNames) {
+			w.tags["money"] = true
+		}
+	}
+}
+
+func join(at, k string) string {
+	if at == "" {
+		return k
+	}
+	return at + "." + k
+}
+
+// secretKind names the kind of credential s looks like, or "".
+func secretKind(key, s string) string {
+	if len(s) < 8 {
+		return ""
+	}
+	for _, p := range secretPatterns {
+		if p.re.MatchString(s) {
+			return p.kind
+		}
+	}
+	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
+		return "named_" + strings.ToLower(key)
+	}
+	if strings.EqualFold(key, "authorization") && (strings.HasPrefix(s, "Bearer ") || strings.HasPrefix(s, "Basic ")) {
+		return "authorization"
+	}
+	return ""
+}
+
+// namedLike reports whether an argument name contains one of words as a word
+// of its own: "api_token", "apiToken", "X-Api-Token" all contain "token".
+func namedLike(key string, words []string) bool {
+	if key == "" {
+		return false
+	}
+	k := strings.ToLower(key)
+	for _, w := range words {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// entropy is the Shannon entropy of s in bits per character.
+func entropy(s string) float64 {
+	counts := map[rune]int{}
+	n := 0
+	for _, r := range s {
+		counts[r]++
+		n++
+	}
+	e := 0.0
+	for _, c := range counts {
+		p := float64(c) / float64(n)
+		e -= p * math.Log2(p)
+	}
+	return e
+}

@@ -1,0 +1,1551 @@
+package risk
+
+import (
+	"encoding/base64"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// ShellCommand is one simple command found in a script, named after its
+// wrappers are unwrapped (sudo rm -> rm) and with paths reduced to the base
+// name (/bin/rm -> rm).
+type ShellCommand struct {
+	Name      string          `json:"name"`
+	Args      []string        `json:"args"`
+	Redirects []ShellRedirect `json:"redirects"`
+}
+
+// ShellRedirect is one redirection of a command: Op as written (">", ">>",
+// "<", "<<", ...) and its target (a file, a descriptor, a here-doc's word).
+type ShellRedirect struct {
+	Op     string `json:"op"`
+	Target string `json:"target"`
+}
+
+// ShellFacts is what rein reads from one script (risk.md, Shell): its
+// commands, plus the URLs and SQL statements its commands carry.
+type ShellFacts struct {
+	Commands []ShellCommand
+	URLs     []URLFact
+	SQL      []SQLStatement
+}
+
+// Limits that keep a hostile script's classification cheap. Past them, rein
+// stops looking and says so with shell.dynamic.
+const (
+	maxShellDepth    = 8    // nested sh -c / eval / re-parsed expansions
+	maxShellParses   = 64   // scripts parsed for one input
+	maxShellCommands = 1000 // commands kept in the facts
+	maxBraceWords    = 64   // words one brace expansion may produce
+)
+
+// ClassifyShell parses a script (bash dialect) and derives its commands and
+// tags. It never runs anything: expansions rein cannot know make the command
+// shell.dynamic, and a script that does not parse is shell.parse_error.
+func ClassifyShell(script string) (ShellFacts, []string) {
+	s := &shellScan{tags: map[string]bool{"shell": true}, vars: map[string]string{},
+		byCall: map[*syntax.CallExpr][]scanned{}, fetched: map[string]bool{}}
+	s.script(script, 0)
+	f := ShellFacts{Commands: make([]ShellCommand, 0, len(s.cmds)), URLs: s.urls, SQL: s.sql}
+	f.Commands = append(f.Commands, s.cmds...)
+	return f, sortedTags(s.tags)
+}
+
+// scanned is a command as the scan saw it: the fact, and the literal text
+// it reads on standard input (a here-doc or here-string), if any.
+type scanned struct {
+	cmd      ShellCommand
+	stdin    string
+	hasStdin bool // a here-doc, here-string or < redirect feeds it
+}
+
+type shellScan struct {
+	tags    map[string]bool
+	cmds    []ShellCommand
+	urls    []URLFact
+	sql     []SQLStatement
+	vars    map[string]string // variables assigned literal values so far
+	parses  int
+	byCall  map[*syntax.CallExpr][]scanned
+	collect []scanned
+	fetched map[string]bool // files written by a download
+}
+
+// shWord is one argument: its value when rein can know it, else its source.
+type shWord struct {
+	text     string
+	lit      bool // the value is known without running anything
+	glob     bool // holds an unquoted *, ? or [
+	expanded bool // a variable or $(echo …) was substituted into it
+	splits   bool // … outside quotes, where the shell splits it into words
+	src      string
+	node     *syntax.Word
+}
+
+func (s *shellScan) script(src string, depth int) {
+	if depth > maxShellDepth || s.parses >= maxShellParses {
+		s.tags["shell.dynamic"] = true
+		return
+	}
+	s.parses++
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		s.tags["shell.parse_error"] = true
+		return
+	}
+	s.walk(f, depth)
+}
+
+// walk visits every statement in node, wherever it hides, then judges the
+// pipelines once every command in them is known.
+func (s *shellScan) walk(node syntax.Node, depth int) {
+	var pipes []*syntax.BinaryCmd
+	inner := map[*syntax.BinaryCmd]bool{}
+	syntax.Walk(node, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			s.redirects(n.Redirs)
+			if ce, ok := n.Cmd.(*syntax.CallExpr); ok {
+				s.call(ce, n.Redirs, depth)
+			}
+		case *syntax.DeclClause:
+			for _, a := range n.Args {
+				s.assign(a)
+			}
+		case *syntax.BinaryCmd:
+			if n.Op != syntax.Pipe && n.Op != syntax.PipeAll {
+				break
+			}
+			if !inner[n] {
+				pipes = append(pipes, n)
+			}
+			for _, st := range []*syntax.Stmt{n.X, n.Y} {
+				if b, ok := st.Cmd.(*syntax.BinaryCmd); ok {
+					inner[b] = true
+				}
+			}
+		}
+		return true
+	})
+	for _, p := range pipes {
+		s.pipeline(p, depth)
+	}
+}
+
+func (s *shellScan) assign(a *syntax.Assign) {
+	if a.Name == nil {
+		return
+	}
+	if a.Value == nil || a.Array != nil || a.Index != nil || a.Append {
+		delete(s.vars, a.Name.Value)
+		return
+	}
+	w := s.word(a.Value)
+	if w.lit && !w.glob {
+		s.vars[a.Name.Value] = w.text
+	} else {
+		delete(s.vars, a.Name.Value)
+	}
+}
+
+// call judges one simple command and remembers what it found for the
+// pipeline it may be part of.
+func (s *shellScan) call(ce *syntax.CallExpr, redirs []*syntax.Redirect, depth int) {
+	if len(ce.Args) == 0 {
+		for _, a := range ce.Assigns {
+			s.assign(a)
+		}
+		return
+	}
+	outer := s.collect
+	s.collect = nil
+	defer func() {
+		s.byCall[ce] = s.collect
+		s.collect = append(outer, s.collect...)
+	}()
+	var words []shWord
+	split := false
+	for _, w := range ce.Args {
+		for _, bw := range braceWords(w) {
+			x := s.word(bw)
+			words = append(words, x)
+			split = split || (x.splits && x.lit)
+		}
+	}
+	if !words[0].lit || words[0].expanded || words[0].glob {
+		s.tags["shell.dynamic"] = true
+	}
+	for _, w := range words {
+		if w.node != nil && s.substFetches(w.node) && (isInterpreter(words[0].text) || !words[0].lit || isEvalLike(words[0].text)) {
+			s.tags["shell.pipe_to_shell"] = true
+		}
+	}
+	allLit := true
+	for _, w := range words {
+		allLit = allLit && w.lit
+	}
+	if split && allLit {
+		// A substituted value splits into words ($IFS, CMD="rm -rf"): read
+		// the command again as the shell would see it after substitution.
+		srcs := make([]string, len(words))
+		for i, w := range words {
+			srcs[i] = w.src
+		}
+		s.script(strings.Join(srcs, " "), depth+1)
+		return
+	}
+	s.command(words, redirs, depth)
+}
+
+// word reads a word's value where it is knowable: literals, quotes, escapes,
+// $'…' and variables assigned literal values earlier in the script. src is
+// the word as source text with substituted values left unquoted, so that a
+// re-parse splits them the way the shell would.
+func (s *shellScan) word(w *syntax.Word) shWord {
+	out := shWord{lit: true, node: w}
+	var text, src strings.Builder
+	var quoted func(ps []syntax.WordPart) bool
+	quoted = func(ps []syntax.WordPart) bool {
+		known := true
+		for _, p := range ps {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				text.WriteString(unescapeDouble(p.Value))
+			case *syntax.ParamExp:
+				if v, ok := s.param(p); ok {
+					out.expanded = true
+					text.WriteString(v)
+				} else {
+					known = false
+					text.WriteString(printNode(p))
+				}
+			case *syntax.CmdSubst:
+				if v, ok := s.echoed(p); ok {
+					out.expanded = true
+					text.WriteString(v)
+				} else {
+					known = false
+					text.WriteString(printNode(p))
+				}
+			default:
+				known = false
+				text.WriteString(printNode(p))
+			}
+		}
+		return known
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v, g := unescapeBare(p.Value)
+			out.glob = out.glob || g
+			text.WriteString(v)
+			src.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				text.WriteString(ansiC(p.Value))
+			} else {
+				text.WriteString(p.Value)
+			}
+			src.WriteString(printNode(p))
+		case *syntax.DblQuoted:
+			before := text.Len()
+			if !quoted(p.Parts) {
+				out.lit = false
+				src.WriteString(printNode(p))
+			} else {
+				src.WriteString(quoteShell(text.String()[before:]))
+			}
+		case *syntax.ParamExp:
+			if v, ok := s.param(p); ok {
+				out.expanded, out.splits = true, true
+				text.WriteString(v)
+				src.WriteString(v)
+			} else {
+				out.lit = false
+				text.WriteString(printNode(p))
+				src.WriteString(printNode(p))
+			}
+		case *syntax.CmdSubst:
+			if v, ok := s.echoed(p); ok {
+				out.expanded, out.splits = true, true
+				text.WriteString(v)
+				src.WriteString(v)
+				continue
+			}
+			out.lit = false
+			text.WriteString(printNode(p))
+			src.WriteString(printNode(p))
+		default:
+			out.lit = false
+			text.WriteString(printNode(p))
+			src.WriteString(printNode(p))
+		}
+	}
+	out.text = text.String()
+	out.src = src.String()
+	return out
+}
+
+// echoed is the output of $(echo …) or $(printf …) with literal arguments,
+// without its trailing newlines, as the shell substitutes it.
+func (s *shellScan) echoed(c *syntax.CmdSubst) (string, bool) {
+	if len(c.Stmts) != 1 || len(c.Stmts[0].Redirs) > 0 {
+		return "", false
+	}
+	ce, ok := c.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 || len(ce.Assigns) > 0 || !literalArgs(c.Stmts[0]) {
+		return "", false
+	}
+	name := ce.Args[0].Lit()
+	if name != "echo" && name != "printf" {
+		return "", false
+	}
+	args := make([]string, 0, len(ce.Args)-1)
+	for _, w := range ce.Args[1:] {
+		args = append(args, s.word(w).text)
+	}
+	return strings.TrimRight(echoText(name, args), "\n"), true
+}
+
+// param resolves a plain $NAME or ${NAME}: $IFS is a space, $HOME is ~, and
+// variables the script assigned literal values earlier are those values.
+func (s *shellScan) param(p *syntax.ParamExp) (string, bool) {
+	if p.Param == nil || p.Exp != nil || p.Repl != nil || p.Slice != nil || p.Index != nil ||
+		p.Excl || p.Length || p.Width || p.NestedParam != nil {
+		return "", false
+	}
+	switch name := p.Param.Value; name {
+	case "IFS":
+		return " ", true
+	case "HOME":
+		return "~", true
+	default:
+		v, ok := s.vars[name]
+		return v, ok
+	}
+}
+
+// braceWords expands {a,b} and {1..3} in a word, as bash does before
+// running a command; past maxBraceWords it keeps the word as written.
+func braceWords(w *syntax.Word) []*syntax.Word {
+	c := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+	if !syntax.SplitBraces(c) {
+		return []*syntax.Word{w}
+	}
+	var out []*syntax.Word
+	for x, err := range expand.BracesSeq(nil, c) {
+		if err != nil || len(out) >= maxBraceWords {
+			return []*syntax.Word{w}
+		}
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return []*syntax.Word{w}
+	}
+	return out
+}
+
+// Commands that run another command given as their arguments.
+var (
+	shells       = set("sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "fish", "rbash")
+	interpreters = set("python", "perl", "ruby", "node", "nodejs", "php", "lua", "bun", "deno", "tclsh",
+		"osascript", "pwsh", "powershell", "Rscript", "julia")
+	// argsWith are each wrapper's options that take a value.
+	argsWith = map[string]string{
+		"sudo":     "ughpCDrtUT",
+		"doas":     "uC",
+		"pkexec":   "",
+		"nice":     "n",
+		"ionice":   "cnpP",
+		"stdbuf":   "ioe",
+		"timeout":  "sk",
+		"chrt":     "",
+		"taskset":  "",
+		"xargs":    "adEILnPs",
+		"exec":     "a",
+		"flock":    "wE",
+		"watch":    "nq",
+		"setsid":   "",
+		"nohup":    "",
+		"time":     "fo",
+		"command":  "",
+		"builtin":  "",
+		"strace":   "eoOpPsSuUX",
+		"ltrace":   "eoOpPsSuUX",
+		"unshare":  "",
+		"firejail": "",
+		"parallel": "jS",
+	}
+	networkCommands = set("curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "ssh", "scp", "sftp",
+		"rsync", "ftp", "tftp", "lftp", "aria2c", "http", "https", "xh", "dig", "nslookup", "host", "ping",
+		"mail", "sendmail", "mutt", "s3cmd", "rclone", "gsutil", "azcopy")
+	fetchCommands = set("curl", "wget", "aria2c", "http", "https", "xh", "fetch", "lwp-request", "GET")
+	decoders      = set("base64", "base32", "basenc", "xxd", "uudecode", "openssl", "gzip", "gunzip", "zcat",
+		"bzip2", "bunzip2", "xz", "unxz")
+	destroyers = set("shred", "wipefs", "truncate", "blkdiscard", "srm", "mkswap", "mke2fs",
+		"shutdown", "reboot", "halt", "poweroff")
+	privilegers = set("sudo", "doas", "su", "pkexec", "runuser")
+	// writers write to their operands.
+	writers = set("tee", "touch", "mkdir", "rm", "rmdir", "truncate", "chmod", "chown", "chgrp", "shred",
+		"ln", "cp", "mv", "install", "sed", "dd", "rsync")
+)
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// command unwraps wrappers (sudo, env, xargs, sh -c, …) and judges the
+// command they run.
+func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
+	if depth > maxShellDepth {
+		s.tags["shell.dynamic"] = true
+		return
+	}
+	for len(ws) > 0 {
+		name := ws[0]
+		if !name.lit {
+			s.leaf(name.text, ws[1:], redirs, depth)
+			return
+		}
+		base := path.Base(name.text)
+		if strings.HasSuffix(name.text, "/") {
+			base = name.text
+		}
+		args := ws[1:]
+		switch {
+		case privilegers[base]:
+			s.tags["shell.privileged"] = true
+			if base == "su" {
+				if c, ok := optionValue(args, "c", "--command"); ok {
+					s.inline(c, depth)
+					return
+				}
+				s.leaf(base, args, redirs, depth)
+				return
+			}
+			ws = skipOptions(args, argsWith[base])
+			if base == "runuser" || base == "pkexec" {
+				ws = skipUser(ws)
+			}
+			if len(ws) == 0 {
+				s.leaf(base, args, redirs, depth)
+				return
+			}
+		case base == "env":
+			rest, script, ok := envCommand(args)
+			if ok {
+				s.inline(script, depth)
+				return
+			}
+			if len(rest) == 0 {
+				s.tags["shell.secrets"] = true // env alone prints every variable
+				s.leaf(base, args, redirs, depth)
+				return
+			}
+			ws = rest
+		case base == "busybox" || base == "toybox":
+			ws = args
+		case base == "timeout" || base == "chrt" || base == "taskset" || base == "flock":
+			rest := skipOptions(args, argsWith[base])
+			if base == "flock" {
+				if c, ok := optionValue(args, "c", "--command"); ok {
+					s.inline(c, depth)
+					return
+				}
+			}
+			if len(rest) > 0 {
+				rest = rest[1:] // the duration, priority, mask or lock file
+			}
+			ws = rest
+		case base == "watch":
+			rest := skipOptions(args, argsWith[base])
+			s.inline(joinWords(rest), depth)
+			return
+		case base == "xargs" || base == "parallel":
+			rest := skipOptions(args, argsWith[base])
+			if len(rest) == 0 {
+				rest = []shWord{{text: "echo", lit: true}}
+			}
+			if base == "parallel" {
+				for i, w := range rest {
+					if w.text == ":::" || w.text == "::::" {
+						rest = rest[:i]
+						break
+					}
+				}
+			}
+			ws = rest
+		case argsWith[base] != "" || base == "nohup" || base == "setsid" || base == "command" || base == "builtin" ||
+			base == "unshare" || base == "firejail" || base == "chrt":
+			if base == "command" && hasShort(args, "vV") {
+				s.leaf(base, args, redirs, depth) // command -v only looks the name up
+				return
+			}
+			ws = skipOptions(args, argsWith[base])
+			if len(ws) == 0 {
+				s.leaf(base, args, redirs, depth)
+				return
+			}
+		case shells[base]:
+			if c, ok := shellScript(args); ok {
+				s.inline(c, depth)
+				return
+			}
+			s.leaf(base, args, redirs, depth)
+			return
+		case base == "eval":
+			s.inline(joinWords(args), depth)
+			return
+		case base == "source" || base == ".":
+			if len(args) == 0 || !args[0].lit {
+				s.tags["shell.dynamic"] = true
+			}
+			s.leaf(base, args, redirs, depth)
+			return
+		case base == "alias":
+			for _, a := range args {
+				if _, v, ok := strings.Cut(a.text, "="); ok {
+					s.inline(shWord{text: v, lit: a.lit}, depth)
+				}
+			}
+			return
+		case base == "find":
+			s.find(args, redirs, depth)
+			return
+		case base == "ssh":
+			s.leaf(base, args, redirs, depth)
+			if remote := sshRemote(args); len(remote) > 0 {
+				s.inline(joinWords(remote), depth)
+			}
+			return
+		case base == "git":
+			s.git(args, depth)
+			s.leaf(base, args, redirs, depth)
+			return
+		default:
+			s.leaf(base, args, redirs, depth)
+			return
+		}
+	}
+}
+
+// inline parses text that a wrapper runs as a script (sh -c, eval, su -c).
+func (s *shellScan) inline(w shWord, depth int) {
+	if w.expanded {
+		s.tags["shell.dynamic"] = true // eval "$X": the script came from an expansion
+	}
+	if !w.lit {
+		s.tags["shell.dynamic"] = true
+		if w.node != nil && s.substFetches(w.node) {
+			s.tags["shell.pipe_to_shell"] = true
+		}
+		return
+	}
+	s.script(w.text, depth+1)
+}
+
+// leaf records a command rein has unwrapped to the end and tags what it does.
+func (s *shellScan) leaf(name string, args []shWord, redirs []*syntax.Redirect, depth int) {
+	base := name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 && i < len(name)-1 && !strings.ContainsAny(name, "$`") {
+		base = name[i+1:]
+	}
+	c := scanned{cmd: ShellCommand{Name: base, Args: make([]string, len(args)), Redirects: []ShellRedirect{}}}
+	for i, a := range args {
+		c.cmd.Args[i] = a.text
+	}
+	for _, r := range redirs {
+		target := ""
+		if r.Word != nil {
+			target = s.word(r.Word).text
+		}
+		c.cmd.Redirects = append(c.cmd.Redirects, ShellRedirect{Op: r.Op.String(), Target: target})
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			c.hasStdin = true
+			if r.Hdoc != nil {
+				if w := s.word(r.Hdoc); w.lit {
+					c.stdin = w.text
+				}
+			}
+		case syntax.WordHdoc:
+			c.hasStdin = true
+			c.stdin = target
+		case syntax.RdrIn, syntax.RdrInOut:
+			c.hasStdin = true
+		}
+	}
+	if len(s.cmds) < maxShellCommands {
+		s.cmds = append(s.cmds, c.cmd)
+	}
+	s.collect = append(s.collect, c)
+	s.judge(base, args, c, depth)
+}
+
+// judge tags one unwrapped command by what it does.
+func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
+	ops := operands(args)
+	if networkCommands[name] {
+		s.tags["shell.network"] = true
+		for _, a := range args {
+			if strings.Contains(a.text, "://") {
+				s.url(a.text)
+			}
+		}
+	}
+	if strings.HasPrefix(name, "mkfs") || destroyers[name] {
+		s.tags["shell.destructive"] = true
+	}
+	switch name {
+	case "rm":
+		if hasShort(args, "rRf") || hasLong(args, "--recursive", "--force") {
+			s.tags["shell.destructive"] = true
+		}
+	case "dd":
+		for _, a := range args {
+			if strings.HasPrefix(a.text, "of=") {
+				s.tags["shell.destructive"] = true
+			}
+		}
+	case "chmod", "chown", "chgrp":
+		if hasShort(args, "R") || hasLong(args, "--recursive") {
+			for _, o := range ops {
+				if isRootLike(o) {
+					s.tags["shell.destructive"] = true
+				}
+			}
+		}
+	case "curl":
+		if hasShort(args, "dFT") || hasLong(args, "--data", "--data-binary", "--data-raw", "--data-urlencode",
+			"--data-ascii", "--form", "--form-string", "--upload-file", "--json") || sendsMethod(args, "X", "--request") {
+			s.tags["egress"] = true
+		}
+		if f, ok := optionValue(args, "o", "--output"); ok {
+			s.fetched[path.Clean(f.text)] = true
+		}
+	case "wget":
+		if hasLong(args, "--post-data", "--post-file", "--body-data", "--body-file") || sendsMethod(args, "", "--method") {
+			s.tags["egress"] = true
+		}
+		if f, ok := optionValue(args, "O", "--output-document"); ok {
+			s.fetched[path.Clean(f.text)] = true
+		}
+	case "scp", "rsync":
+		if len(ops) > 1 && isRemote(ops[len(ops)-1]) {
+			s.tags["egress"] = true
+		}
+	case "nc", "ncat", "netcat", "socat", "telnet", "ssh":
+		if c.hasStdin || hasShort(args, "ec") && name != "ssh" {
+			s.tags["egress"] = true
+		}
+	case "mail", "sendmail", "mutt":
+		s.tags["egress"] = true
+	case "aws", "gsutil", "rclone", "azcopy", "s3cmd":
+		s.tags["shell.network"] = true
+		for _, o := range ops[min(1, len(ops)):] {
+			if isRemote(o) || strings.Contains(o, "://") {
+				s.tags["egress"] = true
+			}
+		}
+		if name == "aws" && len(ops) > 1 && ops[0] == "s3" && (ops[1] == "rm" || ops[1] == "rb") &&
+			hasLong(args, "--recursive", "--force") {
+			s.tags["shell.destructive"] = true
+		}
+		if name == "aws" && len(ops) > 1 && ops[0] == "configure" && (ops[1] == "export-credentials" || ops[1] == "get") {
+			s.tags["shell.secrets"] = true
+		}
+	case "kubectl":
+		if len(ops) > 0 && ops[0] == "delete" {
+			s.tags["shell.destructive"] = true
+		}
+	case "terraform", "tofu":
+		if len(ops) > 0 && (ops[0] == "destroy" || ops[0] == "apply" && hasLong(args, "-destroy", "--destroy")) {
+			s.tags["shell.destructive"] = true
+		}
+	case "docker", "podman":
+		if len(ops) > 1 && (ops[0] == "system" || ops[0] == "volume" || ops[0] == "image") && ops[1] == "prune" {
+			s.tags["shell.destructive"] = true
+		}
+	case "printenv":
+		s.tags["shell.secrets"] = true
+	case "set", "export", "declare":
+		if len(args) == 0 || len(args) == 1 && args[0].text == "-p" {
+			s.tags["shell.secrets"] = true
+		}
+	case "security":
+		if len(ops) > 0 && (strings.HasPrefix(ops[0], "find-") && strings.HasSuffix(ops[0], "password") ||
+			ops[0] == "dump-keychain" || ops[0] == "export") {
+			s.tags["shell.secrets"] = true
+		}
+	case "gpg":
+		if hasLong(args, "--export-secret-keys", "--export-secret-subkeys") {
+			s.tags["shell.secrets"] = true
+		}
+	case "gh", "gcloud":
+		joined := " " + strings.Join(ops, " ") + " "
+		if strings.Contains(joined, " auth token ") || strings.Contains(joined, " print-access-token ") ||
+			strings.Contains(joined, " print-identity-token ") {
+			s.tags["shell.secrets"] = true
+		}
+	case "psql", "mysql", "mariadb", "sqlite3", "duckdb", "clickhouse-client", "sqlcmd":
+		s.sqlArgs(name, args)
+	case "awk", "gawk", "mawk", "nawk":
+		for _, o := range ops[:min(1, len(ops))] {
+			if strings.Contains(o, "system(") || strings.Contains(o, "| getline") || strings.Contains(o, "|&") {
+				s.tags["shell.dynamic"] = true
+			}
+		}
+	}
+	if shells[name] || interpreters[interpreterName(name)] {
+		if inlineCode(name, args) {
+			s.tags["shell.dynamic"] = true // code rein does not read
+		}
+		if ops := operands(args); len(ops) > 0 && s.fetched[path.Clean(ops[0])] {
+			s.tags["shell.pipe_to_shell"] = true // runs a file it just downloaded
+		}
+		if shells[name] && readsCode(name, args) && c.stdin != "" {
+			s.script(c.stdin, depth+1)
+		}
+	}
+	if s.fetched[path.Clean(name)] {
+		s.tags["shell.pipe_to_shell"] = true
+	}
+	// Writes under system directories, and reads or writes of secrets.
+	for _, t := range writeTargets(name, args, ops) {
+		if underAny(t, "/etc", "/usr", "/boot") {
+			s.tags["shell.privileged"] = true
+		}
+	}
+	for i, a := range args {
+		if i > 0 && (name == "ssh" || name == "scp" || name == "sftp") && (args[i-1].text == "-i" || args[i-1].text == "-F") {
+			continue // the key or config ssh uses, not a read of it
+		}
+		v := a.text
+		if strings.HasPrefix(v, "-") {
+			if _, after, ok := strings.Cut(v, "="); ok {
+				v = after
+			} else {
+				continue
+			}
+		}
+		if looksLikePath(v) && secretRead(v) {
+			s.tags["shell.secrets"] = true
+		}
+	}
+	for _, t := range writeTargets(name, args, ops) {
+		if f, _ := ClassifyPath(t, ""); f.Sensitive {
+			s.tags["shell.secrets"] = true // planting keys or start-up code
+		}
+	}
+}
+
+// secretRead reports a path whose reading reveals a secret. Shell start-up
+// files are sensitive to write (persistence), not to read.
+func secretRead(p string) bool {
+	f, _ := ClassifyPath(p, "")
+	return f.Sensitive && !rcFiles[path.Base(f.Clean)]
+}
+
+// redirects tags the redirections of a statement: overwriting system files
+// is destructive, writing under /etc, /usr or /boot privileged, and reading
+// or writing keys and credentials touches secrets.
+func (s *shellScan) redirects(rs []*syntax.Redirect) {
+	for _, r := range rs {
+		if r.Word == nil {
+			continue
+		}
+		w := s.word(r.Word)
+		if !w.lit || !looksLikePath(w.text) {
+			continue
+		}
+		t := cleanShellPath(w.text)
+		if f, _ := ClassifyPath(w.text, ""); f.Sensitive {
+			s.tags["shell.secrets"] = true
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob, syntax.DplOut:
+			if isSystemPath(t) {
+				s.tags["shell.destructive"] = true
+			}
+			fallthrough
+		case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob, syntax.RdrInOut:
+			if underAny(t, "/etc", "/usr", "/boot") {
+				s.tags["shell.privileged"] = true
+			}
+		}
+	}
+}
+
+// pipeline judges what flows between the stages of a | b | c: downloads or
+// decoded text into an interpreter, input sent out over the network, and
+// literal text (echo, printf, here-docs, base64) piped into a shell, which
+// rein parses as the script it is.
+func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
+	var stages []*syntax.Stmt
+	var flat func(st *syntax.Stmt)
+	flat = func(st *syntax.Stmt) {
+		if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+			flat(b.X)
+			flat(b.Y)
+			return
+		}
+		stages = append(stages, st)
+	}
+	flat(b.X)
+	flat(b.Y)
+	fetched := false
+	payload, known := "", false
+	for i, st := range stages {
+		var cmds []scanned
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if ce, ok := n.(*syntax.CallExpr); ok {
+				cmds = append(cmds, s.byCall[ce]...)
+			}
+			return true
+		})
+		nextKnown := false
+		for _, c := range cmds {
+			name, args := c.cmd.Name, c.cmd.Args
+			if i > 0 {
+				if (shells[name] || interpreters[interpreterName(name)]) && readsCodeText(name, args) {
+					if fetched {
+						s.tags["shell.pipe_to_shell"] = true
+					}
+					if known && shells[name] {
+						s.script(payload, depth+1)
+					}
+				}
+				switch name {
+				case "nc", "ncat", "netcat", "socat", "telnet", "ssh":
+					s.tags["egress"] = true
+				case "curl":
+					for _, a := range args {
+						if a == "@-" || strings.HasSuffix(a, "=@-") || a == "-" {
+							s.tags["egress"] = true
+						}
+					}
+				}
+			}
+			if fetchCommands[name] || name == "nc" || name == "ncat" || name == "netcat" ||
+				(decoders[name] && decodes(name, wordsOf(args))) {
+				fetched = true
+			}
+			// Literal text that flows on: echo/printf output, a here-doc,
+			// or the same decoded by base64 -d.
+			switch {
+			case (name == "echo" || name == "printf") && len(cmds) == 1:
+				payload, nextKnown = echoText(name, args), literalArgs(st)
+			case name == "cat" && len(cmds) == 1 && c.stdin != "" && len(operands(wordsOf(args))) == 0:
+				payload, nextKnown = c.stdin, true
+			case name == "base64" && decodes(name, wordsOf(args)) && known:
+				if d, err := base64.StdEncoding.DecodeString(strings.TrimSpace(payload)); err == nil {
+					payload, nextKnown = string(d), true
+				}
+			}
+		}
+		known = nextKnown
+	}
+}
+
+// substFetches reports whether a word holds a $(…) or <(…) that downloads or
+// decodes something, as in bash <(curl …) or eval "$(wget -O- …)".
+func (s *shellScan) substFetches(w *syntax.Word) bool {
+	found := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		var stmts []*syntax.Stmt
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			stmts = n.Stmts
+		case *syntax.ProcSubst:
+			stmts = n.Stmts
+		default:
+			return !found
+		}
+		sub := &shellScan{tags: map[string]bool{}, vars: s.vars, byCall: map[*syntax.CallExpr][]scanned{},
+			fetched: map[string]bool{}, parses: maxShellParses - 4}
+		for _, st := range stmts {
+			sub.walk(st, maxShellDepth-2)
+		}
+		for _, c := range sub.cmds {
+			if fetchCommands[c.Name] || decoders[c.Name] && decodes(c.Name, wordsOf(c.Args)) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (s *shellScan) url(raw string) {
+	f, ts := ClassifyURL(raw)
+	s.urls = append(s.urls, f)
+	for _, t := range ts {
+		s.tags[t] = true
+	}
+}
+
+// sqlArgs classifies the SQL a database client is given on its command line
+// (psql -c, mysql -e, sqlite3 DB "SQL").
+func (s *shellScan) sqlArgs(name string, args []shWord) {
+	var text []shWord
+	switch name {
+	case "psql", "clickhouse-client":
+		if v, ok := optionValue(args, "c", "--command"); ok {
+			text = append(text, v)
+		}
+		if v, ok := optionValue(args, "", "--query"); ok {
+			text = append(text, v)
+		}
+	case "mysql", "mariadb":
+		if v, ok := optionValue(args, "e", "--execute"); ok {
+			text = append(text, v)
+		}
+	case "sqlcmd":
+		if v, ok := optionValue(args, "Q", ""); ok {
+			text = append(text, v)
+		}
+		if v, ok := optionValue(args, "q", ""); ok {
+			text = append(text, v)
+		}
+	case "sqlite3", "duckdb":
+		if ops := operands(args); len(ops) > 1 {
+			text = append(text, shWord{text: ops[1], lit: true})
+		}
+	}
+	for _, t := range text {
+		if !t.lit {
+			s.tags["shell.dynamic"] = true
+			continue
+		}
+		stmts, tags := ClassifySQL(t.text)
+		s.sql = append(s.sql, stmts...)
+		for _, tag := range tags {
+			s.tags[tag] = true
+			if tag == "sql.destructive" {
+				s.tags["shell.destructive"] = true
+			}
+		}
+	}
+}
+
+// find handles -delete and the commands -exec, -execdir, -ok and -okdir run.
+func (s *shellScan) find(args []shWord, redirs []*syntax.Redirect, depth int) {
+	for i := 0; i < len(args); i++ {
+		switch args[i].text {
+		case "-delete":
+			s.tags["shell.destructive"] = true
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].text != ";" && args[j].text != "+" {
+				j++
+			}
+			if j > i+1 {
+				s.command(args[i+1:j], nil, depth+1)
+			}
+			i = j
+		}
+	}
+	s.leaf("find", args, redirs, depth)
+}
+
+// git judges force pushes, hard resets, forced cleans and commands hidden in
+// -c options (aliases starting with "!", core.sshCommand, pagers, editors).
+func (s *shellScan) git(args []shWord, depth int) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+		switch a := args[i].text; {
+		case a == "-c" && i+1 < len(args):
+			if k, v, ok := strings.Cut(args[i+1].text, "="); ok {
+				k = strings.ToLower(k)
+				switch {
+				case strings.HasPrefix(k, "alias.") && strings.HasPrefix(v, "!"):
+					s.inline(shWord{text: v[1:], lit: args[i+1].lit}, depth)
+				case strings.HasSuffix(k, "command") || strings.HasSuffix(k, "pager") || strings.HasSuffix(k, "editor") ||
+					k == "core.fsmonitor" || strings.HasPrefix(k, "credential.") && strings.HasSuffix(k, "helper"):
+					s.inline(shWord{text: strings.TrimPrefix(v, "!"), lit: args[i+1].lit}, depth)
+				}
+			}
+			i += 2
+		case a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace":
+			i += 2
+		default:
+			i++
+		}
+	}
+	if i >= len(args) {
+		return
+	}
+	sub, rest := args[i].text, args[i+1:]
+	switch sub {
+	case "push":
+		s.tags["shell.network"] = true
+		s.tags["egress"] = true
+		if hasShort(rest, "fd") || hasLong(rest, "--force", "--force-with-lease", "--force-if-includes", "--delete", "--mirror", "--prune") {
+			s.tags["shell.destructive"] = true
+		}
+		for _, o := range operands(rest) {
+			if strings.HasPrefix(o, "+") || strings.HasPrefix(o, ":") {
+				s.tags["shell.destructive"] = true
+			}
+		}
+	case "reset":
+		if hasLong(rest, "--hard", "--merge", "--keep") {
+			s.tags["shell.destructive"] = true
+		}
+	case "clean":
+		if hasShort(rest, "f") || hasLong(rest, "--force") {
+			s.tags["shell.destructive"] = true
+		}
+	case "branch":
+		if hasShort(rest, "D") || hasLong(rest, "--delete") && hasLong(rest, "--force") {
+			s.tags["shell.destructive"] = true
+		}
+	case "clone", "fetch", "pull", "ls-remote", "submodule":
+		s.tags["shell.network"] = true
+	}
+}
+
+// ---- argument helpers ----
+
+// skipOptions drops leading options (and the values of those in withValue)
+// and "--"; it returns the words from the wrapped command on.
+func skipOptions(ws []shWord, withValue string) []shWord {
+	for len(ws) > 0 {
+		a := ws[0].text
+		if a == "--" {
+			return ws[1:]
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return ws
+		}
+		ws = ws[1:]
+		if strings.HasPrefix(a, "--") {
+			continue // long options take their value after '='
+		}
+		// A short group: the first letter that takes a value consumes the
+		// rest of the group, or the next word.
+		for i := 1; i < len(a); i++ {
+			if strings.IndexByte(withValue, a[i]) >= 0 {
+				if i == len(a)-1 && len(ws) > 0 {
+					ws = ws[1:]
+				}
+				break
+			}
+		}
+	}
+	return ws
+}
+
+// skipUser drops runuser's and pkexec's "-u user" / "--user user".
+func skipUser(ws []shWord) []shWord {
+	for len(ws) > 1 && (ws[0].text == "-u" || ws[0].text == "--user" || ws[0].text == "-l") {
+		ws = ws[2:]
+	}
+	return skipOptions(ws, "")
+}
+
+// envCommand reads env's options and assignments; it returns the wrapped
+// command, or a script when env -S (split string) is used.
+func envCommand(args []shWord) (rest []shWord, script shWord, isScript bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i].text
+		switch {
+		case a == "-S" || a == "--split-string":
+			if i+1 < len(args) {
+				joined := make([]string, 0, len(args)-i-1)
+				for _, w := range args[i+1:] {
+					joined = append(joined, w.text)
+				}
+				return nil, shWord{text: strings.Join(joined, " "), lit: allLiteral(args[i+1:])}, true
+			}
+		case strings.HasPrefix(a, "-S") || strings.HasPrefix(a, "--split-string="):
+			v := strings.TrimPrefix(strings.TrimPrefix(a, "--split-string="), "-S")
+			joined := []string{v}
+			for _, w := range args[i+1:] {
+				joined = append(joined, w.text)
+			}
+			return nil, shWord{text: strings.Join(joined, " "), lit: allLiteral(args[i:])}, true
+		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
+			i++
+		case a == "--":
+			return args[i+1:], shWord{}, false
+		case strings.HasPrefix(a, "-"):
+		case strings.Contains(a, "=") && syntax.ValidName(a[:strings.IndexByte(a, '=')]):
+		default:
+			return args[i:], shWord{}, false
+		}
+	}
+	return nil, shWord{}, false
+}
+
+// shellScript finds the script a shell runs with -c (also in groups: -lc, -xec).
+func shellScript(args []shWord) (shWord, bool) {
+	for i, a := range args {
+		t := a.text
+		if t == "--" || !strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "+") {
+			return shWord{}, false
+		}
+		if !strings.HasPrefix(t, "--") && strings.Contains(t[1:], "c") {
+			// The script is the first operand after the options.
+			for _, b := range args[i+1:] {
+				if !strings.HasPrefix(b.text, "-") && !strings.HasPrefix(b.text, "+") {
+					return b, true
+				}
+				if b.text == "-o" || b.text == "+o" || b.text == "-O" || b.text == "+O" {
+					continue
+				}
+			}
+			return shWord{text: "", lit: true}, true
+		}
+		if t == "-o" || t == "+o" || t == "-O" || t == "+O" || t == "--rcfile" || t == "--init-file" {
+			continue
+		}
+	}
+	return shWord{}, false
+}
+
+// optionValue returns the value of a short option (-c VALUE, -cVALUE) or a
+// long one (--command VALUE, --command=VALUE).
+func optionValue(args []shWord, short, long string) (shWord, bool) {
+	for i, a := range args {
+		t := a.text
+		switch {
+		case long != "" && t == long && i+1 < len(args):
+			return args[i+1], true
+		case long != "" && strings.HasPrefix(t, long+"="):
+			return shWord{text: t[len(long)+1:], lit: a.lit}, true
+		case short != "" && t == "-"+short && i+1 < len(args):
+			return args[i+1], true
+		case short != "" && len(t) > 2 && strings.HasPrefix(t, "-"+short) && !strings.HasPrefix(t, "--"):
+			return shWord{text: t[2:], lit: a.lit}, true
+		}
+	}
+	return shWord{}, false
+}
+
+// sshRemote returns the remote command of an ssh invocation.
+func sshRemote(args []shWord) []shWord {
+	rest := skipOptions(args, "BbcDEeFIiJLlmOoPpQRSWw")
+	if len(rest) > 1 {
+		return rest[1:]
+	}
+	return nil
+}
+
+func hasShort(args []shWord, letters string) bool {
+	for _, a := range args {
+		t := a.text
+		if t == "--" {
+			return false
+		}
+		if len(t) > 1 && t[0] == '-' && t[1] != '-' && strings.ContainsAny(t[1:], letters) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLong(args []shWord, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a.text == n || strings.HasPrefix(a.text, n+"=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sendsMethod reports a POST, PUT or PATCH given with -X / --request.
+func sendsMethod(args []shWord, short, long string) bool {
+	v, ok := optionValue(args, short, long)
+	if !ok {
+		return false
+	}
+	switch strings.ToUpper(v.text) {
+	case "POST", "PUT", "PATCH":
+		return true
+	}
+	return false
+}
+
+func operands(args []shWord) []string {
+	var out []string
+	dash := false
+	for _, a := range args {
+		if !dash && a.text == "--" {
+			dash = true
+			continue
+		}
+		if dash || !strings.HasPrefix(a.text, "-") || a.text == "-" {
+			out = append(out, a.text)
+		}
+	}
+	return out
+}
+
+func wordsOf(texts []string) []shWord {
+	out := make([]shWord, len(texts))
+	for i, t := range texts {
+		out[i] = shWord{text: t, lit: true}
+	}
+	return out
+}
+
+// joinWords joins words into the one script that eval, watch or ssh runs.
+func joinWords(ws []shWord) shWord {
+	out := shWord{lit: true}
+	texts := make([]string, len(ws))
+	for i, w := range ws {
+		texts[i] = w.text
+		out.lit = out.lit && w.lit
+		out.expanded = out.expanded || w.expanded
+		if !w.lit && out.node == nil {
+			out.node = w.node
+		}
+	}
+	out.text = strings.Join(texts, " ")
+	return out
+}
+
+func allLiteral(ws []shWord) bool {
+	for _, w := range ws {
+		if !w.lit {
+			return false
+		}
+	}
+	return true
+}
+
+func isEvalLike(name string) bool {
+	b := path.Base(name)
+	return b == "eval" || b == "source" || b == "."
+}
+
+func isInterpreter(name string) bool {
+	b := path.Base(name)
+	return shells[b] || interpreters[interpreterName(b)] || privilegers[b]
+}
+
+// interpreterName drops a version suffix: python3.12 -> python.
+func interpreterName(name string) string {
+	return strings.TrimRight(name, "0123456789.")
+}
+
+// inlineCode reports code given on an interpreter's command line (python -c,
+// perl -e, node -e, php -r), which rein does not read.
+func inlineCode(name string, args []shWord) bool {
+	if shells[name] {
+		return false
+	}
+	switch interpreterName(name) {
+	case "python":
+		return hasShort(args, "c")
+	case "php":
+		return hasShort(args, "rB")
+	case "pwsh", "powershell":
+		return hasShort(args, "cCeE") || hasLong(args, "-Command", "-EncodedCommand")
+	default:
+		return hasShort(args, "eEp") || hasLong(args, "--eval", "--print")
+	}
+}
+
+// readsCode reports whether an interpreter reads its program from standard
+// input: no script operand, or "-" or /dev/stdin, or a shell's -s.
+func readsCode(name string, args []shWord) bool {
+	texts := make([]string, len(args))
+	for i, a := range args {
+		texts[i] = a.text
+	}
+	return readsCodeText(name, texts)
+}
+
+func readsCodeText(name string, args []string) bool {
+	ws := wordsOf(args)
+	if shells[name] && hasShort(ws, "s") {
+		return true
+	}
+	if shells[name] {
+		if _, ok := shellScript(ws); ok {
+			return false
+		}
+	}
+	if inlineCode(name, ws) {
+		return false
+	}
+	ops := operands(ws)
+	return len(ops) == 0 || ops[0] == "-" || ops[0] == "/dev/stdin"
+}
+
+// decodes reports whether base64 and friends are run to decode.
+func decodes(name string, args []shWord) bool {
+	switch name {
+	case "xxd":
+		return hasShort(args, "r")
+	case "openssl":
+		return hasShort(args, "d") || hasLong(args, "-d", "-base64", "-a")
+	case "gunzip", "zcat", "bunzip2", "unxz", "uudecode":
+		return true
+	case "gzip", "bzip2", "xz":
+		return hasShort(args, "d") || hasLong(args, "--decompress")
+	}
+	return hasShort(args, "dD") || hasLong(args, "--decode")
+}
+
+// echoText is what echo or printf would print, for literal arguments.
+func echoText(name string, args []string) string {
+	ops := args
+	escapes := name == "printf"
+	for len(ops) > 0 && name == "echo" && strings.HasPrefix(ops[0], "-") && strings.Trim(ops[0], "-neE") == "" {
+		escapes = escapes || strings.Contains(ops[0], "e")
+		ops = ops[1:]
+	}
+	text := strings.Join(ops, " ")
+	if escapes {
+		text = ansiC(text)
+	}
+	return text
+}
+
+// literalArgs reports whether every word of a statement's command is literal.
+func literalArgs(st *syntax.Stmt) bool {
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok {
+		return false
+	}
+	for _, w := range ce.Args {
+		if w.Lit() == "" {
+			for _, p := range w.Parts {
+				switch p.(type) {
+				case *syntax.Lit, *syntax.SglQuoted:
+				case *syntax.DblQuoted:
+					for _, q := range p.(*syntax.DblQuoted).Parts {
+						if _, ok := q.(*syntax.Lit); !ok {
+							return false
+						}
+					}
+				default:
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// writeTargets are the files a command writes to.
+func writeTargets(name string, args []shWord, ops []string) []string {
+	if !writers[name] {
+		return nil
+	}
+	switch name {
+	case "dd":
+		var out []string
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a.text, "of="); ok {
+				out = append(out, cleanShellPath(v))
+			}
+		}
+		return out
+	case "cp", "mv", "install", "ln", "rsync":
+		if len(ops) > 1 {
+			return []string{cleanShellPath(ops[len(ops)-1])}
+		}
+		return nil
+	case "sed":
+		if !hasShort(args, "i") && !hasLong(args, "--in-place") {
+			return nil
+		}
+	}
+	out := make([]string, 0, len(ops))
+	for _, o := range ops {
+		out = append(out, cleanShellPath(o))
+	}
+	return out
+}
+
+func cleanShellPath(p string) string {
+	if p == "" {
+		return p
+	}
+	return path.Clean(p)
+}
+
+func underAny(p string, roots ...string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// isSystemPath reports paths whose overwriting breaks the machine.
+func isSystemPath(p string) bool {
+	switch {
+	case p == "/dev/null" || p == "/dev/zero" || p == "/dev/tty" || p == "/dev/stdout" || p == "/dev/stderr" ||
+		p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/shm/") ||
+		strings.HasPrefix(p, "/dev/pts/"):
+		return false
+	}
+	return p == "/" || underAny(p, "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
+		"/dev", "/sys", "/proc", "/var/lib", "/root")
+}
+
+// isRootLike reports / and the home directory in their common spellings.
+func isRootLike(p string) bool {
+	switch p {
+	case "/", "/*", "~", "~/", "~/*", "/home", "/home/*", "/root":
+		return true
+	}
+	return false
+}
+
+var remoteRe = regexp.MustCompile(`^([A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+:|^[a-z0-9]+://`)
+
+// isRemote reports an scp/rsync style remote operand (host:path, user@host:path, rsync://…).
+func isRemote(op string) bool {
+	return !strings.HasPrefix(op, "/") && !strings.HasPrefix(op, ".") && remoteRe.MatchString(op)
+}
+
+func looksLikePath(v string) bool {
+	return strings.ContainsAny(v, "/") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "~") ||
+		sensitiveNames[v] || strings.HasPrefix(v, "id_")
+}
+
+// ---- quoting ----
+
+// unescapeBare removes the backslashes of an unquoted literal (\rm -> rm) and
+// reports whether it holds an unescaped glob character.
+func unescapeBare(v string) (string, bool) {
+	glob := false
+	if !strings.ContainsAny(v, `\*?[`) {
+		return v, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\' && i+1 < len(v):
+			i++
+			b.WriteByte(v[i])
+		case c == '*' || c == '?' || c == '[':
+			glob = true
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), glob
+}
+
+// unescapeDouble removes the backslashes that escape $ ` " \ inside "…".
+func unescapeDouble(v string) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) && strings.IndexByte("$`\"\\\n", v[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// ansiC decodes the escapes of $'…' (and of echo -e and printf).
+func ansiC(v string) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 >= len(v) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := v[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte(12)
+		case 'v':
+			b.WriteByte(11)
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(v) && j-i-1 < max && strings.IndexByte("0123456789abcdefABCDEF", v[j]) >= 0 {
+				j++
+			}
+			if n, err := strconv.ParseUint(v[i+1:j], 16, 32); err == nil {
+				if e == 'x' {
+					b.WriteByte(byte(n))
+				} else {
+					b.WriteRune(rune(n))
+				}
+				i = j - 1
+			} else {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(v) && j-i < 3 && v[j] >= '0' && v[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(v[i:j], 8, 16)
+			b.WriteByte(byte(n))
+			i = j - 1
+		default:
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+func quoteShell(s string) string {
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return q
+}
+
+func printNode(n syntax.Node) string {
+	var b strings.Builder
+	_ = syntax.NewPrinter(syntax.Minify(true)).Print(&b, n)
+	return b.String()
+}
+
+func sortedTags(tags map[string]bool) []string {
+	out := make([]string, 0, len(tags))
+	for t := range tags {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
