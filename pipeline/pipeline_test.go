@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,40 @@ func TestExpiredPendingApprovalIsReplaced(t *testing.T) {
 	d := e["data"].(map[string]any)
 	if e["kind"] != rein.KindApprovalResolved || e["subject"] != first.Approval.ID || d["status"] != "expired" || d["cause"] != "timeout" {
 		t.Errorf("expiry entry: %v", e)
+	}
+}
+
+// TestLabelsNeverOverrideRisk: whatever labels a client sends (claiming a
+// command is safe, naming tags, emptying risk), rein's derived tags stand,
+// and a policy that reads labels cannot be used to lift them.
+func TestLabelsNeverOverrideRisk(t *testing.T) {
+	f := setup(t, `
+version: 1
+default: deny
+rules:
+  - {id: trusted-label, when: '"risk" in labels && labels.risk == "none"', decision: allow}
+  - {id: destructive, when: '"shell.destructive" in risk', decision: deny, reason: "destructive"}
+`)
+	labelSets := []map[string]string{
+		{"risk": "none"},
+		{"shell.destructive": "false", "shell": ""},
+		{"risk": "", "facts": "{}", "tags": "safe"},
+	}
+	for _, labels := range labelSets {
+		rec, err := f.p.Check(context.Background(), f.key, &rein.CheckRequest{Tool: "Bash",
+			Args: json.RawMessage(`{"command":"r''m -rf /"}`), Labels: labels, Session: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(rec.Risk, "shell.destructive") || !slices.Contains(rec.Risk, "shell") {
+			t.Errorf("labels %v: risk %v lost a derived tag", labels, rec.Risk)
+		}
+		if labels["risk"] == "none" && rec.Decision != rein.Deny {
+			t.Errorf("labels %v: %s by %s; the derived tag's deny must win", labels, rec.Decision, rec.Rule)
+		}
+		cmds := rec.Facts["shell"].(map[string]any)["commands"].([]any)
+		if len(cmds) != 1 || cmds[0].(map[string]any)["name"] != "rm" {
+			t.Errorf("labels %v: facts %v", labels, rec.Facts)
+		}
 	}
 }

@@ -58,3 +58,19 @@ func TestScanArgsDeep(t *testing.T) {
 		t.Errorf("tags %v", tags)
 	}
 }
+
+// FuzzScanArgs: any string value, under any name, scans without a panic and
+// never puts the value in the facts.
+func FuzzScanArgs(f *testing.F) {
+	f.Add("token", "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+	f.Add("amount", "12.5")
+	f.Add("x", "-----BEGIN PRIVATE KEY-----")
+	f.Fuzz(func(t *testing.T, key, value string) {
+		found, _ := ScanArgs(map[string]any{key: value, "list": []any{value}})
+		for _, s := range found {
+			if len(value) > 3 && strings.Contains(s.Kind, value) {
+				t.Fatalf("the value leaked into a fact: %+v", s)
+			}
+		}
+	})
+}

@@ -84,7 +84,6 @@ type shWord struct {
 	glob     bool // holds an unquoted *, ? or [
 	expanded bool // a variable or $(echo …) was substituted into it
 	splits   bool // … outside quotes, where the shell splits it into words
-	src      string
 	node     *syntax.Word
 }
 
@@ -170,75 +169,54 @@ func (s *shellScan) call(ce *syntax.CallExpr, redirs []*syntax.Redirect, depth i
 		s.collect = append(outer, s.collect...)
 	}()
 	var words []shWord
-	split := false
 	for _, w := range ce.Args {
 		for _, bw := range braceWords(w) {
 			x := s.word(bw)
-			words = append(words, x)
-			split = split || (x.splits && x.lit)
+			if !x.splits || !x.lit {
+				words = append(words, x)
+				continue
+			}
+			// A substituted value outside quotes splits into words ($IFS,
+			// CMD="rm -rf /"); quotes and ; inside the value stay literal.
+			for _, f := range strings.Fields(x.text) {
+				words = append(words, shWord{text: f, lit: true, expanded: true, splits: true, node: x.node})
+			}
 		}
 	}
-	if !words[0].lit || words[0].expanded || words[0].glob {
-		s.tags["shell.dynamic"] = true
+	if len(words) == 0 {
+		return // every word expanded to nothing
 	}
 	for _, w := range words {
 		if w.node != nil && s.substFetches(w.node) && (isInterpreter(words[0].text) || !words[0].lit || isEvalLike(words[0].text)) {
 			s.tags["shell.pipe_to_shell"] = true
 		}
 	}
-	allLit := true
-	for _, w := range words {
-		allLit = allLit && w.lit
-	}
-	if split && allLit {
-		// A substituted value splits into words ($IFS, CMD="rm -rf"): read
-		// the command again as the shell would see it after substitution.
-		srcs := make([]string, len(words))
-		for i, w := range words {
-			srcs[i] = w.src
-		}
-		s.script(strings.Join(srcs, " "), depth+1)
-		return
-	}
 	s.command(words, redirs, depth)
 }
 
 // word reads a word's value where it is knowable: literals, quotes, escapes,
-// $'…' and variables assigned literal values earlier in the script. src is
-// the word as source text with substituted values left unquoted, so that a
-// re-parse splits them the way the shell would.
+// $'…', variables assigned literal values earlier in the script, and
+// $(echo …).
 func (s *shellScan) word(w *syntax.Word) shWord {
 	out := shWord{lit: true, node: w}
-	var text, src strings.Builder
-	var quoted func(ps []syntax.WordPart) bool
-	quoted = func(ps []syntax.WordPart) bool {
-		known := true
-		for _, p := range ps {
-			switch p := p.(type) {
-			case *syntax.Lit:
-				text.WriteString(unescapeDouble(p.Value))
-			case *syntax.ParamExp:
-				if v, ok := s.param(p); ok {
-					out.expanded = true
-					text.WriteString(v)
-				} else {
-					known = false
-					text.WriteString(printNode(p))
-				}
-			case *syntax.CmdSubst:
-				if v, ok := s.echoed(p); ok {
-					out.expanded = true
-					text.WriteString(v)
-				} else {
-					known = false
-					text.WriteString(printNode(p))
-				}
-			default:
-				known = false
-				text.WriteString(printNode(p))
-			}
+	var text strings.Builder
+	// expansion writes the value of $X or $(echo …) when rein knows it.
+	expansion := func(p syntax.WordPart, quoted bool) {
+		v, ok := "", false
+		switch p := p.(type) {
+		case *syntax.ParamExp:
+			v, ok = s.param(p)
+		case *syntax.CmdSubst:
+			v, ok = s.echoed(p)
 		}
-		return known
+		if !ok {
+			out.lit = false
+			text.WriteString(printNode(p))
+			return
+		}
+		out.expanded = true
+		out.splits = out.splits || !quoted
+		text.WriteString(v)
 	}
 	for _, p := range w.Parts {
 		switch p := p.(type) {
@@ -246,50 +224,25 @@ func (s *shellScan) word(w *syntax.Word) shWord {
 			v, g := unescapeBare(p.Value)
 			out.glob = out.glob || g
 			text.WriteString(v)
-			src.WriteString(p.Value)
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				text.WriteString(ansiC(p.Value))
 			} else {
 				text.WriteString(p.Value)
 			}
-			src.WriteString(printNode(p))
 		case *syntax.DblQuoted:
-			before := text.Len()
-			if !quoted(p.Parts) {
-				out.lit = false
-				src.WriteString(printNode(p))
-			} else {
-				src.WriteString(quoteShell(text.String()[before:]))
+			for _, q := range p.Parts {
+				if lit, ok := q.(*syntax.Lit); ok {
+					text.WriteString(unescapeDouble(lit.Value))
+				} else {
+					expansion(q, true)
+				}
 			}
-		case *syntax.ParamExp:
-			if v, ok := s.param(p); ok {
-				out.expanded, out.splits = true, true
-				text.WriteString(v)
-				src.WriteString(v)
-			} else {
-				out.lit = false
-				text.WriteString(printNode(p))
-				src.WriteString(printNode(p))
-			}
-		case *syntax.CmdSubst:
-			if v, ok := s.echoed(p); ok {
-				out.expanded, out.splits = true, true
-				text.WriteString(v)
-				src.WriteString(v)
-				continue
-			}
-			out.lit = false
-			text.WriteString(printNode(p))
-			src.WriteString(printNode(p))
 		default:
-			out.lit = false
-			text.WriteString(printNode(p))
-			src.WriteString(printNode(p))
+			expansion(p, false)
 		}
 	}
 	out.text = text.String()
-	out.src = src.String()
 	return out
 }
 
@@ -414,6 +367,9 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 	}
 	for len(ws) > 0 {
 		name := ws[0]
+		if !name.lit || name.expanded || name.glob {
+			s.tags["shell.dynamic"] = true // the command's name comes from an expansion
+		}
 		if !name.lit {
 			s.leaf(name.text, ws[1:], redirs, depth)
 			return
@@ -1089,6 +1045,8 @@ func envCommand(args []shWord) (rest []shWord, script shWord, isScript bool) {
 	return nil, shWord{}, false
 }
 
+var optionGroup = regexp.MustCompile(`^([-+][A-Za-z]+|--[a-z-]+)$`)
+
 // shellScript finds the script a shell runs with -c (also in groups: -lc, -xec).
 func shellScript(args []shWord) (shWord, bool) {
 	for i, a := range args {
@@ -1098,12 +1056,14 @@ func shellScript(args []shWord) (shWord, bool) {
 		}
 		if !strings.HasPrefix(t, "--") && strings.Contains(t[1:], "c") {
 			// The script is the first operand after the options.
-			for _, b := range args[i+1:] {
-				if !strings.HasPrefix(b.text, "-") && !strings.HasPrefix(b.text, "+") {
+			// Anything that is not plainly an option group is the script.
+			for j := i + 1; j < len(args); j++ {
+				b := args[j]
+				if !optionGroup.MatchString(b.text) {
 					return b, true
 				}
 				if b.text == "-o" || b.text == "+o" || b.text == "-O" || b.text == "+O" {
-					continue
+					j++
 				}
 			}
 			return shWord{text: "", lit: true}, true

@@ -93,3 +93,23 @@ func containsString(l []string, s string) bool {
 	}
 	return false
 }
+
+// FuzzClassifySQL: any input classifies without a panic, and a destructive
+// statement stays destructive whatever harmless statement precedes it.
+func FuzzClassifySQL(f *testing.F) {
+	for _, s := range []string{"SELECT 1", "DELETE FROM t", "WITH a AS (DELETE FROM x) SELECT 1", "SELECT 'a\\'; DROP TABLE t",
+		"/*!", "$a$", "E'\\''", "((((", "EXPLAIN ANALYZE (", "SELECT EXTRACT(YEAR FROM x) FROM t WHERE 1=1 OR"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		_, tags := ClassifySQL(src)
+		if len(tags) == 0 || tags[0] != "sql" {
+			t.Fatalf("%q: tags %v", src, tags)
+		}
+		if containsString(tags, "sql.destructive") {
+			if _, after := ClassifySQL("SELECT 1;\n" + src); !containsString(after, "sql.destructive") {
+				t.Fatalf("%q: destructive alone, not after SELECT 1", src)
+			}
+		}
+	})
+}

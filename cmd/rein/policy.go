@@ -330,8 +330,7 @@ func runPolicyExplain(ctx context.Context, e *env, args []string) int {
 func printSimulation(e *env, sim *pipeline.Simulation) {
 	fmt.Fprintf(e.stdout, "decision: %s\n", decisionLine(sim.Decision, sim.Rule, sim.Reason))
 	fmt.Fprintf(e.stdout, "risk:     %s\n", strings.Join(sim.Risk, ", "))
-	facts, _ := json.Marshal(sim.Facts)
-	fmt.Fprintf(e.stdout, "facts:    %s\n", facts)
+	printFacts(e, sim.Facts)
 	fmt.Fprintf(e.stdout, "args:     %s\n", sim.Args)
 	if sim.Approval != nil {
 		fmt.Fprintf(e.stdout, "approval: %s, quorum %d, ttl %ds\n", strings.Join(sim.Approval.Approvers, " + "), sim.Approval.Quorum, sim.Approval.TTLSeconds)
@@ -343,6 +342,83 @@ func printSimulation(e *env, sim *pipeline.Simulation) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%v\t%s\t%s\n", r.Rule, r.Tier, r.Mode, r.Matched, r.Decision, r.Error)
 	}
 	tw.Flush()
+}
+
+// printFacts prints what rein derived from the arguments, one line per
+// command, URL, path, SQL statement and secret; nothing when it found nothing.
+func printFacts(e *env, facts map[string]any) {
+	var lines []string
+	list := func(v any) []map[string]any {
+		var out []map[string]any
+		if l, ok := v.([]any); ok {
+			for _, x := range l {
+				if m, ok := x.(map[string]any); ok {
+					out = append(out, m)
+				}
+			}
+		}
+		return out
+	}
+	if sh, ok := facts["shell"].(map[string]any); ok {
+		for _, c := range list(sh["commands"]) {
+			line := fmt.Sprint(c["name"])
+			for _, a := range c["args"].([]any) {
+				line += " " + shellWord(fmt.Sprint(a))
+			}
+			for _, r := range list(c["redirects"]) {
+				line += fmt.Sprintf(" %v%v", r["op"], r["target"])
+			}
+			lines = append(lines, "command  "+line)
+		}
+	}
+	for _, u := range list(facts["urls"]) {
+		line := fmt.Sprintf("url      %v  host %v", u["url"], u["host"])
+		if ip, _ := u["ip"].(string); ip != "" {
+			line += "  ip " + ip
+		}
+		if u["private"] == true {
+			line += "  private"
+		}
+		lines = append(lines, line)
+	}
+	for _, p := range list(facts["paths"]) {
+		line := fmt.Sprintf("path     %v -> %v", p["path"], p["clean"])
+		if p["sensitive"] == true {
+			line += "  sensitive"
+		}
+		if p["outside_workspace"] == true {
+			line += "  outside workspace"
+		}
+		lines = append(lines, line)
+	}
+	if sq, ok := facts["sql"].(map[string]any); ok {
+		for _, st := range list(sq["statements"]) {
+			var tables []string
+			for _, t := range st["tables"].([]any) {
+				tables = append(tables, fmt.Sprint(t))
+			}
+			lines = append(lines, fmt.Sprintf("sql      %v %s  where: %v", st["verb"], strings.Join(tables, ", "), st["has_where"]))
+		}
+	}
+	for _, sec := range list(facts["secrets"]) {
+		lines = append(lines, fmt.Sprintf("secret   args.%v (%v)", sec["arg"], sec["kind"]))
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(e.stdout, "facts:    none")
+		return
+	}
+	fmt.Fprintln(e.stdout, "facts:")
+	for _, l := range lines {
+		fmt.Fprintln(e.stdout, "  "+l)
+	}
+}
+
+// shellWord quotes an argument for display when it holds spaces or quotes.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func runPolicyPush(ctx context.Context, e *env, args []string) int {
