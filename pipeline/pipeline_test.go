@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reinhq/rein/risk"
 	"io"
 	"log/slog"
+	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -280,5 +283,38 @@ rules:
 		if len(cmds) != 1 || cmds[0].(map[string]any)["name"] != "rm" {
 			t.Errorf("labels %v: facts %v", labels, rec.Facts)
 		}
+	}
+}
+
+// TestResolveUsesTheRealResolver: a resolve: true tool's host name is looked
+// up, and a name that resolves to a private address is private.
+func TestResolveUsesTheRealResolver(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The machine's own name usually resolves (to a loopback or LAN
+	// address); where it does not, the URL is judged by its name alone.
+	addrs := LookupHost(host)
+	private := slices.ContainsFunc(addrs, func(a netip.Addr) bool { return risk.IsPrivate(a.Unmap()) })
+	f := setup(t, `
+version: 1
+default: deny
+tools:
+  "web.get": {url: [url], resolve: true}
+  "web.raw": {url: [url]}
+rules:
+  - {id: ok, when: 'true', decision: allow}
+`)
+	rec := f.check(t, "web.get", `{"url":"http://`+host+`:8080/admin"}`)
+	if got := slices.Contains(rec.Risk, "url.private"); got != private {
+		t.Errorf("%s resolves to %v: url.private %v, want %v (risk %v)", host, addrs, got, private, rec.Risk)
+	}
+	if ip := rec.Facts["urls"].([]any)[0].(map[string]any)["ip"]; (ip == "") != (len(addrs) == 0) {
+		t.Errorf("%s resolves to %v: ip in the facts %q", host, addrs, ip)
+	}
+	raw := f.check(t, "web.raw", `{"url":"http://`+host+`:8080/admin"}`)
+	if slices.Contains(raw.Risk, "url.private") {
+		t.Errorf("without resolve the name is not looked up: %v", raw.Risk)
 	}
 }

@@ -55,7 +55,7 @@ func Simulate(set *policy.Set, tenant string, req *rein.CheckRequest, session ma
 	for k, v := range session {
 		sess[k] = v
 	}
-	assessment := risk.Assess(req.Tool, args, set.Tools(), set.Workspace())
+	assessment := risk.Assess(req.Tool, args, risk.Env{Tools: set.Tools(), Workspace: set.Workspace(), Lookup: LookupHost})
 	in := &policy.Input{Tool: req.Tool, Args: args, Agent: req.Agent, Tenant: tenant, Intent: req.Intent,
 		Labels: req.Labels, Risk: assessment.Tags, Facts: assessment.Facts, Session: sess, Now: now}
 	if req.Cost != nil {

@@ -4,6 +4,8 @@
 package risk
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +19,17 @@ type ToolSpec struct {
 	SQL           []string
 	TaintsSession bool
 	Resolve       bool
+}
+
+// Env is what Assess needs besides the check: the policy's tool specs, the
+// workspace root paths should stay under (empty: none), and, for tools whose
+// spec says resolve: true, a way to look host names up (nil: names are not
+// resolved). Lookup is the only I/O the classifiers can reach, and only
+// through what the caller passes in.
+type Env struct {
+	Tools     []ToolSpec
+	Workspace string
+	Lookup    func(host string) []netip.Addr
 }
 
 // Assessment is what rein derived from one check's arguments.
@@ -33,9 +46,8 @@ type Assessment struct {
 // SQL classifiers read the arguments that the matching tool specs name (the
 // policy's own, then BuiltinTools), and the secret and money detectors read
 // every argument. Client labels never reach this function, so they cannot
-// remove or change a tag. workspace, when set, is the root that paths should
-// stay under.
-func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string) Assessment {
+// remove or change a tag.
+func Assess(tool string, args map[string]any, env Env) Assessment {
 	a := Assessment{Tags: []string{}, Facts: EmptyFacts()}
 	tags := map[string]bool{}
 	var commands, urls, paths, statements []any
@@ -66,7 +78,7 @@ func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string
 		}
 		statements = append(statements, map[string]any{"verb": st.Verb, "tables": tables, "has_where": st.HasWhere})
 	}
-	for _, s := range append(append([]ToolSpec(nil), specs...), BuiltinTools...) {
+	for _, s := range append(append([]ToolSpec(nil), env.Tools...), BuiltinTools...) {
 		if !Glob(s.Pattern, tool) {
 			continue
 		}
@@ -87,11 +99,14 @@ func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string
 		each("url", s.URL, func(raw string) []string {
 			webCall = true
 			f, ts := ClassifyURL(raw)
+			if s.Resolve && env.Lookup != nil && f.IP == "" && f.Host != "" && !f.Private {
+				f, ts = resolved(f, ts, env.Lookup(f.Host))
+			}
 			addURL(f)
 			return ts
 		})
 		each("path", s.Path, func(raw string) []string {
-			f, ts := ClassifyPath(raw, workspace)
+			f, ts := ClassifyPath(raw, env.Workspace)
 			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
 				"outside_workspace": f.OutsideWorkspace})
 			return ts
@@ -128,6 +143,29 @@ func Assess(tool string, args map[string]any, specs []ToolSpec, workspace string
 	}
 	a.Tags = sortedTags(tags)
 	return a
+}
+
+// resolved judges a URL by the addresses its host name resolved to: private
+// when any of them is (an attacker's name can point anywhere), and the first
+// private address (else the first address) as its ip.
+func resolved(f URLFact, tags []string, addrs []netip.Addr) (URLFact, []string) {
+	for _, a := range addrs {
+		a = a.Unmap()
+		if f.IP == "" {
+			f.IP = a.String()
+		}
+		if metadataIPs[a] && !slices.Contains(tags, "url.metadata") {
+			tags = append(tags, "url.metadata")
+		}
+		if IsPrivate(a) || metadataIPs[a] {
+			f.IP = a.String()
+			f.Private = true
+		}
+	}
+	if f.Private && !slices.Contains(tags, "url.private") {
+		tags = append(tags, "url.private")
+	}
+	return f, tags
 }
 
 // commandFact is a shell command as the policy sees it (facts.shell.commands).

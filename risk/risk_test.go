@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestGlob(t *testing.T) {
 }
 
 func TestAssessSkeleton(t *testing.T) {
-	a := Assess("web.fetch", map[string]any{"url": "http://x"}, []ToolSpec{{Pattern: "web.*", TaintsSession: true}}, "")
+	a := Assess("web.fetch", map[string]any{"url": "http://x"}, Env{Tools: []ToolSpec{{Pattern: "web.*", TaintsSession: true}}})
 	if !a.TaintsSession {
 		t.Error("a tool matching a taints_session spec must taint the session")
 	}
@@ -49,7 +50,7 @@ func TestAssessSkeleton(t *testing.T) {
 
 func TestAssessURLs(t *testing.T) {
 	specs := []ToolSpec{{Pattern: "http.*", URL: []string{"url", "mirrors"}}}
-	a := Assess("http.post", map[string]any{"url": "http://0x7f.1/admin", "mirrors": []any{"https://example.com/", 5}}, specs, "")
+	a := Assess("http.post", map[string]any{"url": "http://0x7f.1/admin", "mirrors": []any{"https://example.com/", 5}}, Env{Tools: specs})
 	want := []string{"egress", "url", "url.private"}
 	if strings.Join(a.Tags, ",") != strings.Join(want, ",") {
 		t.Errorf("tags %v, want %v", a.Tags, want)
@@ -58,17 +59,17 @@ func TestAssessURLs(t *testing.T) {
 	if len(urls) != 2 || urls[0].(map[string]any)["ip"] != "127.0.0.1" || urls[0].(map[string]any)["private"] != true {
 		t.Errorf("facts %v", urls)
 	}
-	if b := Assess("shell.exec", map[string]any{"url": "http://10.0.0.1/"}, specs, ""); len(b.Tags) != 0 {
+	if b := Assess("shell.exec", map[string]any{"url": "http://10.0.0.1/"}, Env{Tools: specs}); len(b.Tags) != 0 {
 		t.Errorf("a tool no spec names gets no URL facts: %v", b.Tags)
 	}
-	if c := Assess("http.get", map[string]any{"url": "https://example.com/"}, specs, ""); strings.Join(c.Tags, ",") != "url" {
+	if c := Assess("http.get", map[string]any{"url": "https://example.com/"}, Env{Tools: specs}); strings.Join(c.Tags, ",") != "url" {
 		t.Errorf("a public GET: %v", c.Tags)
 	}
 }
 
 func TestAssessPaths(t *testing.T) {
 	specs := []ToolSpec{{Pattern: "fs.*", Path: []string{"path", "destination"}}}
-	a := Assess("fs.copy", map[string]any{"path": "notes.txt", "destination": "../../home/u/.ssh/authorized_keys"}, specs, "/srv/app")
+	a := Assess("fs.copy", map[string]any{"path": "notes.txt", "destination": "../../home/u/.ssh/authorized_keys"}, Env{Tools: specs, Workspace: "/srv/app"})
 	want := "path,path.outside_workspace,path.sensitive,path.traversal"
 	if strings.Join(a.Tags, ",") != want {
 		t.Errorf("tags %v, want %s", a.Tags, want)
@@ -116,12 +117,12 @@ func TestAssessBuiltinTools(t *testing.T) {
 		{"payments.transfer", map[string]any{"amount": 10.5, "memo": "AKIAIOSFODNN7EXAMPLE"}, []string{"money", "secrets"}},
 	}
 	for _, c := range cases {
-		a := Assess(c.tool, c.args, nil, "")
+		a := Assess(c.tool, c.args, Env{})
 		if strings.Join(a.Tags, ",") != strings.Join(c.want, ",") {
 			t.Errorf("%s %v: tags %v, want %v", c.tool, c.args, a.Tags, c.want)
 		}
 	}
-	if a := Assess("WebFetch", map[string]any{"url": "https://example.com"}, nil, ""); !a.TaintsSession {
+	if a := Assess("WebFetch", map[string]any{"url": "https://example.com"}, Env{}); !a.TaintsSession {
 		t.Error("WebFetch brings untrusted content in: it taints the session")
 	}
 }
@@ -129,7 +130,7 @@ func TestAssessBuiltinTools(t *testing.T) {
 func TestAssessFacts(t *testing.T) {
 	specs := []ToolSpec{{Pattern: "ops.run", Shell: []string{"command"}}}
 	a := Assess("ops.run", map[string]any{"command": `psql -c "DELETE FROM t WHERE id = 1" && curl -d @x http://10.0.0.5/`,
-		"token": "ghp_" + strings.Repeat("q7W", 12)}, specs, "")
+		"token": "ghp_" + strings.Repeat("q7W", 12)}, Env{Tools: specs})
 	cmds := a.Facts["shell"].(map[string]any)["commands"].([]any)
 	if len(cmds) != 2 || cmds[0].(map[string]any)["name"] != "psql" || cmds[1].(map[string]any)["name"] != "curl" {
 		t.Fatalf("commands %v", cmds)
@@ -159,3 +160,35 @@ func TestAssessFacts(t *testing.T) {
 }
 
 func fmtAny(v any) string { return strings.ReplaceAll(fmt.Sprint(v), "\n", " ") }
+
+func TestAssessResolve(t *testing.T) {
+	specs := []ToolSpec{{Pattern: "web.get", URL: []string{"url"}, Resolve: true}, {Pattern: "web.raw", URL: []string{"url"}}}
+	table := map[string][]netip.Addr{
+		"intranet.example.com": {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("::ffff:10.1.2.3")},
+		"meta.example.com":     {netip.MustParseAddr("169.254.169.254")},
+		"www.example.com":      {netip.MustParseAddr("93.184.216.34")},
+	}
+	lookups := 0
+	env := Env{Tools: specs, Lookup: func(h string) []netip.Addr { lookups++; return table[h] }}
+	cases := []struct {
+		tool, url, tags, ip string
+	}{
+		{"web.get", "https://intranet.example.com/", "url,url.private", "10.1.2.3"},
+		{"web.get", "https://meta.example.com/", "url,url.metadata,url.private", "169.254.169.254"},
+		{"web.get", "https://www.example.com/", "url", "93.184.216.34"},
+		{"web.get", "https://unknown.example.com/", "url", ""},
+		{"web.raw", "https://intranet.example.com/", "url", ""}, // resolve is off for web.raw
+	}
+	for _, c := range cases {
+		a := Assess(c.tool, map[string]any{"url": c.url}, env)
+		if strings.Join(a.Tags, ",") != c.tags {
+			t.Errorf("%s %s: tags %v, want %s", c.tool, c.url, a.Tags, c.tags)
+		}
+		if ip := a.Facts["urls"].([]any)[0].(map[string]any)["ip"]; ip != c.ip {
+			t.Errorf("%s %s: ip %v, want %q", c.tool, c.url, ip, c.ip)
+		}
+	}
+	if lookups != 4 {
+		t.Errorf("%d lookups, want 4 (only resolve: true tools look names up)", lookups)
+	}
+}
