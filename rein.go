@@ -162,6 +162,7 @@ type Approval struct {
 	CheckID        string          `json:"check_id"`
 	ActionHash     string          `json:"action_hash"`
 	Agent          string          `json:"agent"`
+	AgentKeyID     string          `json:"agent_key_id"` // the key that asked: it never votes
 	Session        string          `json:"session"`
 	Tool           string          `json:"tool"`
 	Args           json.RawMessage `json:"args"`
@@ -184,24 +185,42 @@ type Approval struct {
 }
 
 // Vote is one approver's vote on an approval.
+// The voter's key, roles and groups are kept with the vote: quorum across
+// approver sets is judged on them, and auditors can see who counted as what.
 type Vote struct {
 	By      string          `json:"by"`
+	ByKey   string          `json:"by_key"`
+	Roles   []Role          `json:"roles"`
+	Groups  []string        `json:"groups"`
 	Vote    string          `json:"vote"`
 	Message string          `json:"message"`
 	Args    json.RawMessage `json:"args,omitempty"`
 	At      time.Time       `json:"at"`
 }
 
-// Ref returns the short view of the approval used in check responses.
-func (a *Approval) Ref(baseURL string) *ApprovalRef {
-	n := 0
-	for _, v := range a.Votes {
-		if v.Vote == "approve" || v.Vote == "edit" {
-			n++
+// Counting returns the approving votes that count: those cast since the
+// latest edit (an edit is itself one), since earlier approvals were for
+// arguments the edit replaced.
+func (a *Approval) Counting() []Vote {
+	start := 0
+	for i, x := range a.Votes {
+		if x.Vote == "edit" {
+			start = i
 		}
 	}
+	var out []Vote
+	for _, x := range a.Votes[start:] {
+		if x.Vote == "approve" || x.Vote == "edit" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Ref returns the short view of the approval used in check responses.
+func (a *Approval) Ref(baseURL string) *ApprovalRef {
 	return &ApprovalRef{ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Quorum: a.Quorum,
-		Approvals: n, URL: baseURL + "/approvals/" + a.ID}
+		Approvals: len(a.Counting()), URL: baseURL + "/approvals/" + a.ID}
 }
 
 // PolicyDoc is one tier of policy as stored: the global policy, or one tenant's.

@@ -227,7 +227,7 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 	c.created = false
 	c.approval = &rein.Approval{
 		ID: rein.NewID("apr"), Tenant: c.tenant, Status: rein.StatusPending, ActionHash: c.actionHash,
-		Agent: c.input.Agent, Session: c.input.Session, Tool: c.input.Tool, Args: c.outArgs, Intent: c.input.Intent,
+		Agent: c.input.Agent, AgentKeyID: c.key.ID, Session: c.input.Session, Tool: c.input.Tool, Args: c.outArgs, Intent: c.input.Intent,
 		Risk: c.assessment.Tags, Rule: c.rule, Reason: c.reason, Approvers: a.Approvers, ApproverSets: c.result.ApproverSets,
 		Quorum: a.Quorum, RejectQuorum: a.RejectQuorum, GrantTTL: a.GrantTTL, Votes: []rein.Vote{},
 		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL),

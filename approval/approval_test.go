@@ -1,0 +1,214 @@
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func pending(quorum, rejectQuorum int, approvers ...string) *rein.Approval {
+	return &rein.Approval{ID: "apr_1", Status: rein.StatusPending, AgentKeyID: "key_agent", Approvers: approvers,
+		Quorum: quorum, RejectQuorum: rejectQuorum, GrantTTL: 10 * time.Minute, Votes: []rein.Vote{},
+		Args: json.RawMessage(`{"command":"rm -rf ./build"}`), CreatedAt: t0, ExpiresAt: t0.Add(15 * time.Minute)}
+}
+
+var (
+	alice = Voter{KeyID: "key_alice", Name: "alice", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"oncall"}}
+	bob   = Voter{KeyID: "key_bob", Name: "bob", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"oncall", "finance"}}
+	carol = Voter{KeyID: "key_carol", Name: "carol", Roles: []rein.Role{rein.RoleAdmin}}
+	agent = Voter{KeyID: "key_agent", Name: "builder", Roles: []rein.Role{rein.RoleAgent, rein.RoleApprover}, Groups: []string{"oncall"}}
+)
+
+func TestMatches(t *testing.T) {
+	cases := []struct {
+		sel  string
+		v    Voter
+		want bool
+	}{
+		{"group:oncall", alice, true},
+		{"group:finance", alice, false},
+		{"user:alice", alice, true},
+		{"user:alice", bob, false},
+		{"role:approver", alice, true},
+		{"role:admin", alice, false},
+		{"role:admin", carol, true},
+		{"client", alice, false},
+		{"group:", alice, false},
+		{"oncall", alice, false},
+	}
+	for _, c := range cases {
+		if got := Matches(c.sel, c.v); got != c.want {
+			t.Errorf("Matches(%q, %s) = %v", c.sel, c.v.Name, got)
+		}
+	}
+}
+
+// TestVoteTable runs sequences of votes and checks where each one lands.
+func TestVoteTable(t *testing.T) {
+	type step struct {
+		v      Voter
+		kind   string
+		args   string
+		err    error
+		status string
+	}
+	cases := []struct {
+		name      string
+		approval  *rein.Approval
+		steps     []step
+		approvals int
+	}{
+		{"one approval approves", pending(1, 0, "group:oncall"), []step{{alice, Approve, "", nil, rein.StatusApproved}}, 1},
+		{"one rejection rejects", pending(2, 0, "group:oncall"), []step{{alice, Reject, "", nil, rein.StatusRejected}}, 0},
+		{"quorum 2 needs two voters", pending(2, 0, "group:oncall"), []step{
+			{alice, Approve, "", nil, rein.StatusPending},
+			{alice, Approve, "", ErrVoted, rein.StatusPending},
+			{bob, Approve, "", nil, rein.StatusApproved}}, 2},
+		{"reject quorum 2 needs two rejections", pending(3, 2, "group:oncall"), []step{
+			{alice, Reject, "", nil, rein.StatusPending},
+			{bob, Reject, "", nil, rein.StatusRejected}}, 0},
+		{"the asking key never votes", pending(1, 0, "group:oncall"), []step{{agent, Approve, "", ErrSelfVote, rein.StatusPending}}, 0},
+		{"a voter outside the selectors", pending(1, 0, "group:finance"), []step{{alice, Approve, "", ErrNotApprover, rein.StatusPending}}, 0},
+		{"an admin outside the selectors", pending(1, 0, "group:finance"), []step{{carol, Approve, "", ErrNotApprover, rein.StatusPending}}, 0},
+		{"no votes after resolution", pending(1, 0, "role:approver"), []step{
+			{alice, Reject, "", nil, rein.StatusRejected},
+			{bob, Approve, "", ErrNotPending, rein.StatusRejected}}, 0},
+		{"edit approves the edited action", pending(1, 0, "group:oncall"), []step{
+			{alice, Edit, `{"command":"rm -rf ./build/tmp"}`, nil, rein.StatusApproved}}, 1},
+		{"an edit resets earlier approvals", pending(2, 0, "group:oncall"), []step{
+			{alice, Approve, "", nil, rein.StatusPending},
+			{bob, Edit, `{"command":"rm -rf ./build/tmp"}`, nil, rein.StatusPending}}, 1},
+		{"edit without args", pending(1, 0, "group:oncall"), []step{{alice, Edit, "", ErrBadVote, rein.StatusPending}}, 0},
+		{"approve with args", pending(1, 0, "group:oncall"), []step{{alice, Approve, `{"x":1}`, ErrBadVote, rein.StatusPending}}, 0},
+		{"unknown vote", pending(1, 0, "group:oncall"), []step{{alice, "maybe", "", ErrBadVote, rein.StatusPending}}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := c.approval
+			for i, s := range c.steps {
+				var args json.RawMessage
+				if s.args != "" {
+					args = json.RawMessage(s.args)
+				}
+				_, err := Vote(a, s.v, s.kind, "", args, t0.Add(time.Minute))
+				if !errors.Is(err, s.err) {
+					t.Fatalf("step %d: err %v, want %v", i, err, s.err)
+				}
+				if a.Status != s.status {
+					t.Fatalf("step %d: status %s, want %s", i, a.Status, s.status)
+				}
+			}
+			if n := len(a.Counting()); n != c.approvals {
+				t.Errorf("approvals %d, want %d", n, c.approvals)
+			}
+		})
+	}
+}
+
+func TestApproverSetsMustEachBeSatisfied(t *testing.T) {
+	a := pending(2, 0, "group:oncall", "group:finance")
+	a.ApproverSets = [][]string{{"group:oncall"}, {"group:finance"}}
+	if _, err := Vote(a, alice, Approve, "", nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	other := Voter{KeyID: "key_dave", Name: "dave", Groups: []string{"oncall"}}
+	if _, err := Vote(a, other, Approve, "", nil, t0); err != nil || a.Status != rein.StatusPending {
+		t.Fatalf("two oncall approvals must not satisfy the finance set: %v %s", err, a.Status)
+	}
+	c := pending(2, 0, "group:oncall", "group:finance")
+	c.ApproverSets = [][]string{{"group:oncall"}, {"group:finance"}}
+	Vote(c, alice, Approve, "", nil, t0)
+	if tr, _ := Vote(c, bob, Approve, "", nil, t0); c.Status != rein.StatusApproved || tr.Cause != CauseQuorum {
+		t.Fatalf("oncall + finance: %s %+v", c.Status, tr)
+	}
+}
+
+func TestGrantLifecycle(t *testing.T) {
+	a := pending(1, 0, "group:oncall")
+	now := t0.Add(time.Minute)
+	Vote(a, alice, Approve, "ok", nil, now)
+	if a.GrantExpiresAt == nil || !a.GrantExpiresAt.Equal(now.Add(10*time.Minute)) {
+		t.Fatalf("grant_expires_at %v", a.GrantExpiresAt)
+	}
+	tr, err := Consume(a, now.Add(time.Minute))
+	if err != nil || a.Status != rein.StatusConsumed || tr.To != rein.StatusConsumed || a.ConsumedAt == nil {
+		t.Fatalf("consume: %v %s", err, a.Status)
+	}
+	if _, err := Consume(a, now.Add(2*time.Minute)); !errors.Is(err, ErrNoGrant) {
+		t.Fatalf("a second consume: %v", err)
+	}
+	// A grant not used in time expires instead.
+	b := pending(1, 0, "group:oncall")
+	Vote(b, alice, Approve, "", nil, now)
+	tr, err = Consume(b, now.Add(10*time.Minute))
+	if !errors.Is(err, ErrNoGrant) || b.Status != rein.StatusExpired || tr.Cause != CauseGrantTimeout {
+		t.Fatalf("late consume: %v %s %+v", err, b.Status, tr)
+	}
+	// A pending approval cannot be consumed.
+	if _, err := Consume(pending(1, 0, "group:oncall"), now); !errors.Is(err, ErrNoGrant) {
+		t.Fatalf("consume pending: %v", err)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	a := pending(1, 0, "group:oncall")
+	if tr := Expire(a, t0.Add(14*time.Minute)); tr.Changed() {
+		t.Fatalf("expired early: %+v", tr)
+	}
+	tr := Expire(a, t0.Add(15*time.Minute))
+	if a.Status != rein.StatusExpired || tr.Cause != CauseTimeout || a.ResolvedAt == nil {
+		t.Fatalf("expiry: %s %+v", a.Status, tr)
+	}
+	if _, err := Vote(a, alice, Approve, "", nil, t0.Add(16*time.Minute)); !errors.Is(err, ErrNotPending) {
+		t.Fatalf("vote after expiry: %v", err)
+	}
+	// Voting at the deadline is too late even before the sweeper ran.
+	b := pending(1, 0, "group:oncall")
+	if _, err := Vote(b, alice, Approve, "", nil, b.ExpiresAt); !errors.Is(err, ErrNotPending) {
+		t.Fatalf("vote at expires_at: %v", err)
+	}
+}
+
+// TestTerminalStatesNeverChange drives every operation against every
+// terminal state.
+func TestTerminalStatesNeverChange(t *testing.T) {
+	for _, status := range []string{rein.StatusRejected, rein.StatusExpired, rein.StatusCancelled, rein.StatusInvalidated, rein.StatusConsumed} {
+		a := pending(1, 0, "group:oncall")
+		a.Status = status
+		later := t0.Add(time.Hour)
+		grant := later.Add(-time.Hour)
+		a.GrantExpiresAt = &grant
+		if _, err := Vote(a, alice, Approve, "", nil, t0); !errors.Is(err, ErrNotPending) {
+			t.Errorf("%s: vote %v", status, err)
+		}
+		if _, err := Consume(a, t0); err == nil {
+			t.Errorf("%s: consumed", status)
+		}
+		Expire(a, later)
+		Withdraw(a, rein.StatusCancelled, CauseCancelled, later)
+		Withdraw(a, rein.StatusInvalidated, CausePolicyChanged, later)
+		if a.Status != status || !Terminal(a.Status) {
+			t.Errorf("%s changed to %s", status, a.Status)
+		}
+	}
+}
+
+func TestWithdraw(t *testing.T) {
+	a := pending(1, 0, "group:oncall")
+	if tr := Withdraw(a, rein.StatusCancelled, CauseCancelled, t0); a.Status != rein.StatusCancelled || tr.Cause != CauseCancelled {
+		t.Fatalf("cancel: %s", a.Status)
+	}
+	b := pending(1, 0, "group:oncall")
+	Vote(b, alice, Approve, "", nil, t0)
+	if Withdraw(b, rein.StatusCancelled, CauseCancelled, t0); b.Status != rein.StatusApproved {
+		t.Fatalf("an approved grant is not cancelled, only invalidated: %s", b.Status)
+	}
+	if tr := Withdraw(b, rein.StatusInvalidated, CauseLocked, t0); b.Status != rein.StatusInvalidated || tr.From != rein.StatusApproved {
+		t.Fatalf("invalidate grant: %s %+v", b.Status, tr)
+	}
+}
