@@ -217,6 +217,25 @@ func (a *Approval) Counting() []Vote {
 	return out
 }
 
+// ApprovalFilter selects approvals for a list.
+type ApprovalFilter struct {
+	Status  string
+	Session string
+	Agent   string
+	Limit   int
+	Before  string // cursor: the id of the last approval of the previous page
+}
+
+// ApprovalChange changes an approval in place and returns the audit entries
+// that record what it did (none: nothing changed).
+type ApprovalChange func(a *Approval) ([]*Entry, error)
+
+// ApprovalUse is the consumption of an approval's grant by a check.
+type ApprovalUse struct {
+	ID     string
+	Change ApprovalChange
+}
+
 // Ref returns the short view of the approval used in check responses.
 func (a *Approval) Ref(baseURL string) *ApprovalRef {
 	return &ApprovalRef{ID: a.ID, Status: a.Status, ExpiresAt: a.ExpiresAt, Quorum: a.Quorum,
@@ -263,12 +282,27 @@ type Store interface {
 	// and ErrDuplicateRequest. At most one approval per action is pending:
 	// when created would be a second, it returns ErrApprovalPending. Pending
 	// approvals of that action whose time ran out are expired first.
-	RecordCheck(ctx context.Context, rec *CheckRecord, created *Approval, entries []*Entry) (*CheckRecord, error)
+	// When use is set, the check's allow comes from an approval's grant: use
+	// is applied to that approval in the same transaction, and its error
+	// (the grant is gone) aborts the whole write.
+	RecordCheck(ctx context.Context, rec *CheckRecord, created *Approval, use *ApprovalUse, entries []*Entry) (*CheckRecord, error)
 	CheckByID(ctx context.Context, id string) (*CheckRecord, error)
 	CheckByRequestID(ctx context.Context, keyID, requestID string) (*CheckRecord, error)
 
 	// LatestApproval returns the newest approval bound to the action hash, or ErrNotFound.
 	LatestApproval(ctx context.Context, tenant, actionHash string) (*Approval, error)
+	// Approval returns one approval (any tenant: callers scope it), or ErrNotFound.
+	Approval(ctx context.Context, id string) (*Approval, error)
+	// Approvals lists a tenant's approvals ("*": every tenant), newest first.
+	Approvals(ctx context.Context, tenant string, f ApprovalFilter) ([]*Approval, error)
+	// ChangeApproval runs change on the current approval inside one write
+	// transaction, so that changes to one approval are serialised: when
+	// change returns entries, the changed approval and the entries are
+	// stored together; when it returns an error, nothing is written.
+	ChangeApproval(ctx context.Context, id string, change ApprovalChange) (*Approval, error)
+	// DueApprovals returns the ids of approvals whose time ran out at now:
+	// pending past expires_at, approved past grant_expires_at.
+	DueApprovals(ctx context.Context, now time.Time) ([]string, error)
 
 	SavePolicy(ctx context.Context, doc *PolicyDoc, e *Entry) error
 	Policies(ctx context.Context) ([]*PolicyDoc, error)

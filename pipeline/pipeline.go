@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/approval"
 	"github.com/reinhq/rein/policy"
 	"github.com/reinhq/rein/risk"
 )
@@ -28,6 +29,8 @@ type Pipeline struct {
 	Now func() time.Time
 	// Observe, when set, is told about every recorded decision (metrics).
 	Observe func(rec *rein.CheckRecord, took time.Duration)
+
+	changes hub // wakes the waiters of approvals that change
 }
 
 // Check runs one check through every stage: identity -> locks -> facts ->
@@ -50,12 +53,16 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 	p.policy(c)
 	p.approval(ctx, c)
 	rec, err := p.record(ctx, c)
-	if errors.Is(err, rein.ErrApprovalPending) {
+	if errors.Is(err, rein.ErrApprovalPending) || errors.Is(err, errGrantGone) {
 		// A concurrent check of the same action created the pending approval
-		// first: look again, join it, and record once more.
+		// first, or used the grant first: look again and record once more.
+		c.decision, c.reason, c.rule, c.outArgs = c.result.Decision, c.result.Reason, c.result.Rule, c.input.Args
+		if c.result.Modified {
+			c.outArgs, _ = rein.Canonical(c.result.Args)
+		}
 		p.approval(ctx, c)
 		rec, err = p.record(ctx, c)
-		if errors.Is(err, rein.ErrApprovalPending) {
+		if errors.Is(err, rein.ErrApprovalPending) || errors.Is(err, errGrantGone) {
 			return nil, rein.Errorf(rein.ECodeUnavailable, "approvals for this action are changing concurrently, so the action is denied; retry")
 		}
 	}
@@ -89,7 +96,9 @@ type check struct {
 	outArgs    json.RawMessage
 	retryAfter time.Duration
 	approval   *rein.Approval
-	created    bool // approval is new and must be stored
+	created    bool              // approval is new and must be stored
+	use        *rein.ApprovalUse // the grant this allow consumes
+	id         string            // the check's id, once recorded
 }
 
 // fail settles the check as a deny that names its cause (fail closed).
@@ -201,15 +210,18 @@ func (p *Pipeline) policy(c *check) {
 	}
 }
 
-// approval: an ask is bound to its action hash. A pending approval for the
-// same action is reused rather than duplicated; a rejection stands for that
-// action. Voting, grants and their consumption arrive with the approvals
-// lifecycle; until then an approval can only be pending.
+// approval: an ask is bound to its action hash (api.md, re-submission). A
+// pending approval for the same action is reused rather than duplicated; an
+// approved one yields one allow, with the approved (possibly edited)
+// arguments, and its grant is consumed in the same transaction that records
+// this check; a rejection stands for that action. An approval that expired,
+// was cancelled, invalidated or already used leaves the action to be asked
+// anew.
 func (p *Pipeline) approval(ctx context.Context, c *check) {
 	if c.done || c.decision != rein.Ask {
 		return
 	}
-	c.approval, c.created = nil, false
+	c.approval, c.created, c.use = nil, false, nil
 	prev, err := p.Store.LatestApproval(ctx, c.tenant, c.actionHash)
 	switch {
 	case errors.Is(err, rein.ErrNotFound):
@@ -222,9 +234,16 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 	case prev.Status == rein.StatusRejected:
 		c.decision, c.reason, c.approval = rein.Deny, "this action was rejected by an approver", prev
 		return
+	case prev.Status == rein.StatusApproved && prev.GrantExpiresAt != nil && c.at.Before(*prev.GrantExpiresAt):
+		c.decision, c.reason, c.approval = rein.Allow, "approved: "+prev.ID, prev
+		if len(prev.ApprovedArgs) > 0 {
+			c.reason = "approved with edited arguments: " + prev.ID
+			c.outArgs = prev.ApprovedArgs
+		}
+		c.use = &rein.ApprovalUse{ID: prev.ID, Change: p.consume(c)}
+		return
 	}
 	a := c.result.Approval
-	c.created = false
 	c.approval = &rein.Approval{
 		ID: rein.NewID("apr"), Tenant: c.tenant, Status: rein.StatusPending, ActionHash: c.actionHash,
 		Agent: c.input.Agent, AgentKeyID: c.key.ID, Session: c.input.Session, Tool: c.input.Tool, Args: c.outArgs, Intent: c.input.Intent,
@@ -235,9 +254,25 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 	c.created = true
 }
 
+// consume uses the grant for check c, inside the transaction that records c.
+func (p *Pipeline) consume(c *check) rein.ApprovalChange {
+	return func(a *rein.Approval) ([]*rein.Entry, error) {
+		tr, err := approval.Consume(a, c.at)
+		if err != nil {
+			return nil, errGrantGone
+		}
+		return []*rein.Entry{transitionEntry(a, tr, c.input.Agent, c.at, map[string]any{"check_id": c.id})}, nil
+	}
+}
+
+// errGrantGone: between looking and recording, another check used the grant
+// or it expired.
+var errGrantGone = errors.New("the approval's grant was used or expired meanwhile")
+
 // record makes the answer durable, with its audit entries, before it is returned.
 func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, error) {
 	id := rein.NewID("chk")
+	c.id = id
 	rec := &rein.CheckRecord{
 		CheckResponse: rein.CheckResponse{
 			ID: id, Decision: c.decision, Reason: c.reason, Rule: c.rule, Risk: c.assessment.Tags,
@@ -270,8 +305,10 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 				}})
 		}
 	}
-	stored, err := p.Store.RecordCheck(ctx, rec, created, entries)
+	stored, err := p.Store.RecordCheck(ctx, rec, created, c.use, entries)
 	switch {
+	case errors.Is(err, errGrantGone):
+		return nil, err
 	case errors.Is(err, rein.ErrDuplicateRequest) && stored.ActionHash == c.actionHash:
 		return stored, nil // a concurrent retry recorded first: its answer stands
 	case errors.Is(err, rein.ErrDuplicateRequest):

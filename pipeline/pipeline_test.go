@@ -183,11 +183,11 @@ func (s *failingStore) LatestApproval(ctx context.Context, tenant, hash string) 
 	return s.Store.LatestApproval(ctx, tenant, hash)
 }
 
-func (s *failingStore) RecordCheck(ctx context.Context, rec *rein.CheckRecord, a *rein.Approval, es []*rein.Entry) (*rein.CheckRecord, error) {
+func (s *failingStore) RecordCheck(ctx context.Context, rec *rein.CheckRecord, a *rein.Approval, use *rein.ApprovalUse, es []*rein.Entry) (*rein.CheckRecord, error) {
 	if s.fail["RecordCheck"] {
 		return nil, errors.New("database is locked")
 	}
-	return s.Store.RecordCheck(ctx, rec, a, es)
+	return s.Store.RecordCheck(ctx, rec, a, use, es)
 }
 
 func TestStoreErrorsFailClosed(t *testing.T) {

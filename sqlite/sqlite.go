@@ -117,12 +117,14 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
-const timeFormat = time.RFC3339Nano
+// timeFormat is fixed-width UTC, so that stored times compare as strings
+// (expires_at <= ?) in the order of the times they stand for.
+const timeFormat = "2006-01-02T15:04:05.000000000Z"
 
 func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 func parseTS(s string) time.Time {
-	t, _ := time.Parse(timeFormat, s)
+	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t
 }
 
@@ -301,7 +303,7 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 
 // RecordCheck stores a decided check with its new approval and audit entries
 // in one transaction.
-func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *rein.Approval, entries []*rein.Entry) (*rein.CheckRecord, error) {
+func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse, entries []*rein.Entry) (*rein.CheckRecord, error) {
 	var dup *rein.CheckRecord
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		if rec.Check.RequestID != "" {
@@ -327,6 +329,13 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 			if n > 0 {
 				return rein.ErrApprovalPending
 			}
+		}
+		if use != nil {
+			more, err := changeApproval(ctx, tx, use.ID, use.Change)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, more...)
 		}
 		first, err := appendEntries(ctx, tx, entries)
 		if err != nil {
@@ -354,9 +363,6 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 		}
 		return nil
 	})
-	if errors.Is(err, rein.ErrApprovalPending) {
-		return nil, err
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -447,21 +453,143 @@ func (db *DB) CheckByRequestID(ctx context.Context, keyID, requestID string) (*r
 
 // LatestApproval returns the newest approval bound to an action hash.
 func (db *DB) LatestApproval(ctx context.Context, tenant, actionHash string) (*rein.Approval, error) {
+	return scanApproval(db.read.QueryRowContext(ctx, "SELECT record FROM approvals WHERE tenant = ? AND action_hash = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+		tenant, actionHash))
+}
+
+// Approval returns one approval.
+func (db *DB) Approval(ctx context.Context, id string) (*rein.Approval, error) {
+	return scanApproval(db.read.QueryRowContext(ctx, "SELECT record FROM approvals WHERE id = ?", id))
+}
+
+func scanApproval(row interface{ Scan(...any) error }) (*rein.Approval, error) {
 	var body string
-	err := db.read.QueryRowContext(ctx, "SELECT record FROM approvals WHERE tenant = ? AND action_hash = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-		tenant, actionHash).Scan(&body)
+	err := row.Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rein.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	row := approvalRow{Approval: &rein.Approval{}}
-	if err := json.Unmarshal([]byte(body), &row); err != nil {
+	r := approvalRow{Approval: &rein.Approval{}}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		return nil, fmt.Errorf("decode approval: %w", err)
 	}
-	row.Approval.GrantTTL = time.Duration(row.GrantTTLNS)
-	return row.Approval, nil
+	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
+	return r.Approval, nil
+}
+
+// Approvals lists approvals, newest first.
+func (db *DB) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilter) ([]*rein.Approval, error) {
+	q := "SELECT record FROM approvals WHERE 1 = 1"
+	var args []any
+	if tenant != "*" {
+		q += " AND tenant = ?"
+		args = append(args, tenant)
+	}
+	if f.Status != "" {
+		q += " AND status = ?"
+		args = append(args, f.Status)
+	}
+	if f.Session != "" {
+		q += " AND json_extract(record, '$.session') = ?"
+		args = append(args, f.Session)
+	}
+	if f.Agent != "" {
+		q += " AND json_extract(record, '$.agent') = ?"
+		args = append(args, f.Agent)
+	}
+	if f.Before != "" {
+		q += " AND id < ?"
+		args = append(args, f.Before)
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit)
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*rein.Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// ChangeApproval applies change to an approval in one write transaction.
+func (db *DB) ChangeApproval(ctx context.Context, id string, change rein.ApprovalChange) (*rein.Approval, error) {
+	var out *rein.Approval
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		a, entries, err := loadAndChange(ctx, tx, id, change)
+		if err != nil {
+			return err
+		}
+		if _, err := appendEntries(ctx, tx, entries); err != nil {
+			return err
+		}
+		out = a
+		return nil
+	})
+	return out, err
+}
+
+// changeApproval applies change inside tx and returns its entries, which the
+// caller appends.
+func changeApproval(ctx context.Context, tx *sql.Tx, id string, change rein.ApprovalChange) ([]*rein.Entry, error) {
+	_, entries, err := loadAndChange(ctx, tx, id, change)
+	return entries, err
+}
+
+func loadAndChange(ctx context.Context, tx *sql.Tx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
+	a, err := scanApproval(tx.QueryRowContext(ctx, "SELECT record FROM approvals WHERE id = ?", id))
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := change(a)
+	if err != nil || len(entries) == 0 {
+		return a, nil, err
+	}
+	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
+	if err != nil {
+		return nil, nil, err
+	}
+	var grant any
+	if a.GrantExpiresAt != nil {
+		grant = ts(*a.GrantExpiresAt)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE approvals SET status = ?, grant_expires_at = ?, record = ? WHERE id = ?",
+		a.Status, grant, string(body), id); err != nil {
+		return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
+	}
+	return a, entries, nil
+}
+
+// DueApprovals returns the approvals whose time ran out.
+func (db *DB) DueApprovals(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM approvals WHERE status = 'pending' AND expires_at <= ?
+		UNION SELECT id FROM approvals WHERE status = 'approved' AND grant_expires_at <= ?`, ts(now), ts(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // Policies.

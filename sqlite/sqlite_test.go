@@ -131,11 +131,11 @@ func TestRecordCheckIdempotency(t *testing.T) {
 		return &rein.CheckRecord{CheckResponse: rein.CheckResponse{ID: id, Decision: rein.Allow, ActionHash: "sha256:x", Args: json.RawMessage(`{}`)},
 			Tenant: "acme", CreatedAt: time.Now(), KeyID: "key_1", Check: rein.CheckInput{Tool: "t", RequestID: "r1", Args: json.RawMessage(`{}`)}}
 	}
-	first, err := db.RecordCheck(ctx, rec("chk_1"), nil, []*rein.Entry{entry(rein.KindCheck)})
+	first, err := db.RecordCheck(ctx, rec("chk_1"), nil, nil, []*rein.Entry{entry(rein.KindCheck)})
 	if err != nil || first.AuditIndex != 0 {
 		t.Fatalf("%+v %v", first, err)
 	}
-	again, err := db.RecordCheck(ctx, rec("chk_2"), nil, []*rein.Entry{entry(rein.KindCheck)})
+	again, err := db.RecordCheck(ctx, rec("chk_2"), nil, nil, []*rein.Entry{entry(rein.KindCheck)})
 	if !errors.Is(err, rein.ErrDuplicateRequest) || again.ID != "chk_1" {
 		t.Fatalf("duplicate request_id: %+v %v", again, err)
 	}

@@ -1,0 +1,385 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/approval"
+)
+
+// The approval lifecycle around the decision path: votes, cancellation,
+// waiting, expiry, and re-checks when the policy changes. Every change runs
+// the pure state machine (package approval) inside one store transaction,
+// records its transitions in the audit log, and wakes whoever waits.
+
+// hub wakes the waiters of an approval when it changes.
+type hub struct {
+	mu      sync.Mutex
+	waiting map[string]chan struct{}
+}
+
+// watch returns a channel that is closed at the approval's next change.
+func (h *hub) watch(id string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.waiting == nil {
+		h.waiting = map[string]chan struct{}{}
+	}
+	ch, ok := h.waiting[id]
+	if !ok {
+		ch = make(chan struct{})
+		h.waiting[id] = ch
+	}
+	return ch
+}
+
+func (h *hub) notify(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.waiting[id]; ok {
+		close(ch)
+		delete(h.waiting, id)
+	}
+}
+
+// transitionEntry records one transition: approval.consumed for a used
+// grant, approval.resolved (with its cause) for everything else.
+func transitionEntry(a *rein.Approval, t approval.Transition, actor string, at time.Time, extra map[string]any) *rein.Entry {
+	data := map[string]any{"from": t.From, "status": t.To, "cause": t.Cause, "action_hash": a.ActionHash}
+	for k, v := range extra {
+		data[k] = v
+	}
+	kind := rein.KindApprovalResolved
+	if t.To == rein.StatusConsumed {
+		kind = rein.KindApprovalConsumed
+	}
+	return &rein.Entry{TS: at, Tenant: a.Tenant, Kind: kind, Actor: actor, Subject: a.ID, Data: data}
+}
+
+// approvalFor loads an approval the key may see: its own tenant's, or any
+// for a key of tenant "*". Anything else is not found, never forbidden.
+func (p *Pipeline) approvalFor(ctx context.Context, key *rein.Key, id string) (*rein.Approval, error) {
+	a, err := p.Store.Approval(ctx, id)
+	if errors.Is(err, rein.ErrNotFound) || (err == nil && !key.Sees(a.Tenant)) {
+		return nil, rein.Errorf(rein.ECodeNotFound, "approval %s not found", id)
+	}
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "cannot read approval %s: %v", id, err)
+	}
+	return a, nil
+}
+
+// Approval returns an approval to an approver, admin or auditor of its
+// tenant, or to the agent key that asked for it.
+func (p *Pipeline) Approval(ctx context.Context, key *rein.Key, id string) (*rein.Approval, error) {
+	a, err := p.approvalFor(ctx, key, id)
+	if err != nil {
+		return nil, err
+	}
+	if !key.Has(rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor) && key.ID != a.AgentKeyID {
+		return nil, rein.Errorf(rein.ECodeNotFound, "approval %s not found", id)
+	}
+	return a, nil
+}
+
+// Vote casts key's vote. An edit is checked by policy first: arguments the
+// current policy would deny are refused (409), so that an approver cannot
+// approve into something the policy forbids.
+func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage) (*rein.Approval, error) {
+	if !key.Has(rein.RoleApprover, rein.RoleAdmin) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; voting needs the approver or admin role", key.Name, key.Roles)
+	}
+	cur, err := p.approvalFor(ctx, key, id)
+	if err != nil {
+		return nil, err
+	}
+	if kind == approval.Edit {
+		if args, err = p.checkEdit(ctx, cur, args); err != nil {
+			return nil, err
+		}
+	}
+	now := p.now()
+	voter := approval.VoterOf(key)
+	a, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+		t, err := approval.Vote(a, voter, kind, message, args, now)
+		if err != nil {
+			return nil, err
+		}
+		data := map[string]any{"vote": kind, "message": message, "by_key": key.ID}
+		if kind == approval.Edit {
+			data["args"] = args
+		}
+		entries := []*rein.Entry{{TS: now, Tenant: a.Tenant, Kind: rein.KindApprovalVote, Actor: key.Name, Subject: a.ID, Data: data}}
+		if t.Changed() {
+			entries = append(entries, transitionEntry(a, t, key.Name, now, nil))
+		}
+		return entries, nil
+	})
+	switch {
+	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrVoted):
+		return nil, rein.Errorf(rein.ECodeConflict, "%v", err)
+	case errors.Is(err, approval.ErrSelfVote), errors.Is(err, approval.ErrNotApprover):
+		return nil, rein.Errorf(rein.ECodeForbidden, "%v", err)
+	case errors.Is(err, approval.ErrBadVote):
+		return nil, rein.Errorf(rein.ECodeBadRequest, "%v", err)
+	case err != nil:
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the vote could not be recorded: %v; retry", err)
+	}
+	p.changes.notify(id)
+	return a, nil
+}
+
+// checkEdit canonicalises edited arguments and refuses those the current
+// policy would deny for the same agent, session and tool.
+func (p *Pipeline) checkEdit(ctx context.Context, a *rein.Approval, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) == 0 || args[0] != '{' {
+		return nil, rein.Errorf(rein.ECodeBadRequest, `an "edit" vote needs "args": the edited arguments as a JSON object`)
+	}
+	canon, err := rein.Canonical(args)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeBadRequest, `"args" cannot be canonicalised: %v`, err)
+	}
+	set := p.Policies.For(a.Tenant)
+	sim, err := Simulate(set, a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: canon, Agent: a.Agent, Session: a.Session,
+		Intent: a.Intent}, nil, p.now())
+	if err != nil {
+		return nil, err
+	}
+	if sim.Decision == rein.Deny {
+		return nil, rein.Errorf(rein.ECodeConflict, "policy would deny the edited action (rule %q: %s); edit it into something policy allows or asks for", sim.Rule, sim.Reason)
+	}
+	return canon, nil
+}
+
+// Cancel withdraws a pending approval: the agent key that asked, or an admin.
+func (p *Pipeline) Cancel(ctx context.Context, key *rein.Key, id string) (*rein.Approval, error) {
+	cur, err := p.approvalFor(ctx, key, id)
+	if err != nil {
+		return nil, err
+	}
+	if key.ID != cur.AgentKeyID && !key.Has(rein.RoleAdmin) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "only the agent key that asked, or an admin, can cancel approval %s", id)
+	}
+	now := p.now()
+	a, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+		t := approval.Withdraw(a, rein.StatusCancelled, approval.CauseCancelled, now)
+		if !t.Changed() {
+			return nil, approval.ErrNotPending
+		}
+		return []*rein.Entry{transitionEntry(a, t, key.Name, now, nil)}, nil
+	})
+	if errors.Is(err, approval.ErrNotPending) {
+		return nil, rein.Errorf(rein.ECodeConflict, "approval %s is %s, not pending", id, cur.Status)
+	}
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the cancellation could not be recorded: %v; retry", err)
+	}
+	p.changes.notify(id)
+	return a, nil
+}
+
+// WaitResult is what a waiting agent learns: the approval, and what it means
+// for the action (allow with the arguments to run, deny with why, or ask
+// when the wait ended while it was still pending).
+type WaitResult struct {
+	*rein.Approval
+	Decision rein.Decision   `json:"decision"`
+	Reason   string          `json:"reason"`
+	RunArgs  json.RawMessage `json:"-"`
+}
+
+// MarshalJSON puts decision and reason next to the approval's fields, and
+// args (the arguments to run) when the decision is allow.
+func (w *WaitResult) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(w.Approval)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["decision"], _ = json.Marshal(w.Decision)
+	m["reason"], _ = json.Marshal(w.Reason)
+	if w.Decision == rein.Allow {
+		m["args"] = w.RunArgs
+	}
+	return json.Marshal(m)
+}
+
+// Wait long-polls an approval for the agent key that asked (or an admin)
+// until it leaves pending or timeout passes. When it is approved, the grant
+// is consumed here: at most one waiter, or re-submitted check, ever gets the
+// allow.
+func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout time.Duration) (*WaitResult, error) {
+	cur, err := p.approvalFor(ctx, key, id)
+	if err != nil {
+		return nil, err
+	}
+	if key.ID != cur.AgentKeyID && !key.Has(rein.RoleAdmin) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "only the agent key that asked can wait on approval %s", id)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		woken := p.changes.watch(id)
+		a, err := p.Store.Approval(ctx, id)
+		if err != nil {
+			return nil, rein.Errorf(rein.ECodeUnavailable, "cannot read approval %s: %v", id, err)
+		}
+		now := p.now()
+		if a.Status == rein.StatusPending && !now.Before(a.ExpiresAt) {
+			p.expire(ctx, id) // the sweeper has not reached it yet
+			continue
+		}
+		if a.Status != rein.StatusPending {
+			return p.outcome(ctx, key, a)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return &WaitResult{Approval: a, Decision: rein.Ask, Reason: "still pending: " + a.Reason}, nil
+		}
+		// Wake at a change, at the approval's deadline, or at least every
+		// second (changes made by another process reach us by polling).
+		wake := min(left, a.ExpiresAt.Sub(now)+time.Millisecond, time.Second)
+		timer := time.NewTimer(wake)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-woken:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// outcome turns a resolved approval into the waiter's answer, consuming the
+// grant of an approved one.
+func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval) (*WaitResult, error) {
+	switch a.Status {
+	case rein.StatusApproved:
+		now := p.now()
+		used, err := p.Store.ChangeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+			t, err := approval.Consume(x, now)
+			if t.Changed() && t.To == rein.StatusExpired {
+				return []*rein.Entry{transitionEntry(x, t, "rein", now, nil)}, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return []*rein.Entry{transitionEntry(x, t, key.Name, now, map[string]any{"via": "wait"})}, nil
+		})
+		if errors.Is(err, approval.ErrNoGrant) {
+			latest, _ := p.Store.Approval(ctx, a.ID)
+			if latest == nil {
+				latest = a
+			}
+			return &WaitResult{Approval: latest, Decision: rein.Deny, Reason: "the approval's grant was already used or has expired"}, nil
+		}
+		if err != nil {
+			return nil, rein.Errorf(rein.ECodeUnavailable, "the grant could not be used: %v; retry", err)
+		}
+		p.changes.notify(a.ID)
+		if used.Status != rein.StatusConsumed {
+			return &WaitResult{Approval: used, Decision: rein.Deny, Reason: "the approval's grant expired before it was used"}, nil
+		}
+		run := used.Args
+		if len(used.ApprovedArgs) > 0 {
+			run = used.ApprovedArgs
+		}
+		return &WaitResult{Approval: used, Decision: rein.Allow, Reason: "approved: " + used.ID, RunArgs: run}, nil
+	case rein.StatusRejected:
+		return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "rejected" + lastMessage(a, approval.Reject)}, nil
+	case rein.StatusExpired:
+		return &WaitResult{Approval: a, Decision: rein.Deny, Reason: fmt.Sprintf("the approval timed out: no decision before %s",
+			a.ExpiresAt.UTC().Format(time.RFC3339))}, nil
+	case rein.StatusConsumed:
+		return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "the approval's grant was already used"}, nil
+	default:
+		return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "the approval was " + a.Status}, nil
+	}
+}
+
+func lastMessage(a *rein.Approval, kind string) string {
+	for i := len(a.Votes) - 1; i >= 0; i-- {
+		if v := a.Votes[i]; v.Vote == kind {
+			if v.Message != "" {
+				return " by " + v.By + ": " + v.Message
+			}
+			return " by " + v.By
+		}
+	}
+	return ""
+}
+
+// expire moves one approval whose time ran out to expired.
+func (p *Pipeline) expire(ctx context.Context, id string) error {
+	now := p.now()
+	_, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+		t := approval.Expire(a, now)
+		if !t.Changed() {
+			return nil, nil
+		}
+		return []*rein.Entry{transitionEntry(a, t, "rein", now, nil)}, nil
+	})
+	p.changes.notify(id)
+	return err
+}
+
+// Sweep expires every approval whose time ran out. The server runs it every
+// second; waiters and the check path also expire what they find late.
+func (p *Pipeline) Sweep(ctx context.Context) error {
+	ids, err := p.Store.DueApprovals(ctx, p.now())
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := p.expire(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Recheck runs every pending approval's action through the current policy
+// and invalidates those it now denies. The server calls it after each policy
+// change.
+func (p *Pipeline) Recheck(ctx context.Context) (int, error) {
+	n := 0
+	before := ""
+	for {
+		page, err := p.Store.Approvals(ctx, "*", rein.ApprovalFilter{Status: rein.StatusPending, Limit: 200, Before: before})
+		if err != nil {
+			return n, err
+		}
+		for _, a := range page {
+			sim, err := Simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.Args,
+				Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, p.now())
+			if err != nil || sim.Decision != rein.Deny {
+				continue
+			}
+			now := p.now()
+			_, err = p.Store.ChangeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+				t := approval.Withdraw(x, rein.StatusInvalidated, approval.CausePolicyChanged, now)
+				if !t.Changed() {
+					return nil, nil
+				}
+				return []*rein.Entry{transitionEntry(x, t, "rein", now, map[string]any{"rule": sim.Rule, "reason": sim.Reason})}, nil
+			})
+			if err != nil {
+				return n, err
+			}
+			n++
+			p.changes.notify(a.ID)
+		}
+		if len(page) < 200 {
+			return n, nil
+		}
+		before = page[len(page)-1].ID
+	}
+}
