@@ -74,6 +74,12 @@ func (s *Server) Handler() http.Handler {
 	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
 	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
 
+	s.route("GET /v1/approvals", s.listApprovals, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/approvals/{id}", s.getApproval, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor, rein.RoleAgent)
+	s.route("POST /v1/approvals/{id}/votes", s.postVote, rein.RoleApprover, rein.RoleAdmin)
+	s.route("GET /v1/approvals/{id}/wait", s.waitApproval, rein.RoleAgent, rein.RoleAdmin)
+	s.route("POST /v1/approvals/{id}/cancel", s.cancelApproval, rein.RoleAgent, rein.RoleAdmin)
+
 	s.route("GET /v1/policy", s.getPolicy, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("PUT /v1/policy", s.putPolicy, rein.RoleAdmin)
 	s.route("POST /v1/policy/simulate", s.simulate, rein.RoleAdmin, rein.RoleAuditor)

@@ -21,6 +21,7 @@ import (
 type hub struct {
 	mu      sync.Mutex
 	waiting map[string]chan struct{}
+	stopped chan struct{}
 }
 
 // watch returns a channel that is closed at the approval's next change.
@@ -37,6 +38,33 @@ func (h *hub) watch(id string) <-chan struct{} {
 	}
 	return ch
 }
+
+// stop wakes every waiter, now and later: the server is shutting down.
+func (h *hub) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped == nil {
+		h.stopped = make(chan struct{})
+	}
+	select {
+	case <-h.stopped:
+	default:
+		close(h.stopped)
+	}
+}
+
+func (h *hub) done() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped == nil {
+		h.stopped = make(chan struct{})
+	}
+	return h.stopped
+}
+
+// StopWaiting ends every wait on approvals (they answer with what they
+// know), so that a shutdown does not hang on long-polls.
+func (p *Pipeline) StopWaiting() { p.changes.stop() }
 
 func (h *hub) notify(id string) {
 	h.mu.Lock()
@@ -224,7 +252,19 @@ func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout t
 	if key.ID != cur.AgentKeyID && !key.Has(rein.RoleAdmin) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "only the agent key that asked can wait on approval %s", id)
 	}
-	deadline := time.Now().Add(timeout)
+	a, err := p.await(ctx, id, time.Now().Add(timeout))
+	if err != nil {
+		return nil, err
+	}
+	if a.Status == rein.StatusPending {
+		return &WaitResult{Approval: a, Decision: rein.Ask, Reason: "still pending: " + a.Reason}, nil
+	}
+	return p.outcome(ctx, key, a)
+}
+
+// await returns the approval once it has left pending, or as it is at the
+// deadline. It expires approvals whose time ran out on the way.
+func (p *Pipeline) await(ctx context.Context, id string, deadline time.Time) (*rein.Approval, error) {
 	for {
 		woken := p.changes.watch(id)
 		a, err := p.Store.Approval(ctx, id)
@@ -233,24 +273,25 @@ func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout t
 		}
 		now := p.now()
 		if a.Status == rein.StatusPending && !now.Before(a.ExpiresAt) {
-			p.expire(ctx, id) // the sweeper has not reached it yet
+			if err := p.expire(ctx, id); err != nil {
+				return nil, rein.Errorf(rein.ECodeUnavailable, "cannot expire approval %s: %v", id, err)
+			}
 			continue
 		}
-		if a.Status != rein.StatusPending {
-			return p.outcome(ctx, key, a)
-		}
 		left := time.Until(deadline)
-		if left <= 0 {
-			return &WaitResult{Approval: a, Decision: rein.Ask, Reason: "still pending: " + a.Reason}, nil
+		if a.Status != rein.StatusPending || left <= 0 {
+			return a, nil
 		}
 		// Wake at a change, at the approval's deadline, or at least every
 		// second (changes made by another process reach us by polling).
-		wake := min(left, a.ExpiresAt.Sub(now)+time.Millisecond, time.Second)
-		timer := time.NewTimer(wake)
+		timer := time.NewTimer(min(left, a.ExpiresAt.Sub(now)+time.Millisecond, time.Second))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, ctx.Err()
+			return a, nil // the caller left: answer with what is known
+		case <-p.changes.done():
+			timer.Stop()
+			return a, nil // the server stops
 		case <-woken:
 		case <-timer.C:
 		}

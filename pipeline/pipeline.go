@@ -69,7 +69,41 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 	if err == nil && p.Observe != nil {
 		p.Observe(rec, time.Since(start))
 	}
+	if err == nil && rec.Decision == rein.Ask && rec.Approval != nil && req.WaitMS > 0 {
+		return p.waitAndDecide(ctx, key, req, rec)
+	}
 	return rec, err
+}
+
+// waitAndDecide holds a check with wait_ms until its approval leaves pending
+// or the wait ends, then answers as a re-submission would: approved -> allow
+// (consuming the grant), rejected -> deny. An approval that timed out, was
+// cancelled or invalidated answers deny with that cause, recorded like any
+// decision; a wait that ends first answers the ask.
+func (p *Pipeline) waitAndDecide(ctx context.Context, key *rein.Key, req *rein.CheckRequest, asked *rein.CheckRecord) (*rein.CheckRecord, error) {
+	a, err := p.await(ctx, asked.Approval.ID, time.Now().Add(time.Duration(req.WaitMS)*time.Millisecond))
+	if err != nil || a.Status == rein.StatusPending {
+		return asked, nil
+	}
+	again := *req
+	again.WaitMS, again.RequestID = 0, ""
+	switch a.Status {
+	case rein.StatusApproved, rein.StatusRejected, rein.StatusConsumed:
+		return p.Check(ctx, key, &again)
+	}
+	c, err := p.identity(key, &again)
+	if err != nil {
+		return nil, err
+	}
+	p.facts(c)
+	c.decision, c.approval = rein.Deny, a
+	switch a.Status {
+	case rein.StatusExpired:
+		c.reason = fmt.Sprintf("approval %s timed out: no decision before %s", a.ID, a.ExpiresAt.UTC().Format(time.RFC3339))
+	default:
+		c.reason = fmt.Sprintf("approval %s was %s", a.ID, a.Status)
+	}
+	return p.record(ctx, c)
 }
 
 // check is the state of one check as it passes the stages.

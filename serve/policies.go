@@ -24,6 +24,9 @@ type Policies struct {
 	Active *policy.Active
 	Log    *slog.Logger
 	Now    func() time.Time
+	// Changed, when set, is called (in its own goroutine) after a new
+	// version of any tier becomes active.
+	Changed func()
 
 	mu     sync.Mutex
 	docs   map[string]*rein.PolicyDoc // tier ("" = global) -> live document
@@ -69,6 +72,9 @@ func (ps *Policies) activate(ctx context.Context, tenant string, p *policy.Polic
 	}
 	ps.docs[tenant] = doc
 	ps.Active.Set(tenant, p)
+	if ps.Changed != nil {
+		go ps.Changed()
+	}
 	ps.Log.Info("policy activated", "tier", tier, "tenant", tenant, "version", p.Version, "rules", len(p.Rules), "origin", origin, "by", by)
 	return doc, nil
 }

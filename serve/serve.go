@@ -169,6 +169,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	if src.File != "" || src.Dir != "" {
 		go pols.Watch(runCtx, src, cfg.PolicyPoll)
 	}
+	s.http.RegisterOnShutdown(pipe.StopWaiting) // long-polls answer at once on shutdown
+	pols.Changed = func() {
+		if n, err := pipe.Recheck(runCtx); err != nil {
+			log.Error("re-checking pending approvals after a policy change failed", "err", err)
+		} else if n > 0 {
+			log.Info("pending approvals invalidated by the new policy", "count", n)
+		}
+	}
+	go sweep(runCtx, pipe, log)
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -178,6 +187,23 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	log.Info("rein serving", "addr", s.Addr, "data", cfg.Data, "version", rein.Version, "deployment", deployment)
 	ok = true
 	return s, nil
+}
+
+// sweep expires approvals whose time ran out, every second, so that
+// expiries are recorded (and waiters woken) even when nobody asks.
+func sweep(ctx context.Context, pipe *pipeline.Pipeline, log *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := pipe.Sweep(ctx); err != nil && ctx.Err() == nil {
+				log.Error("expiring approvals failed", "err", err)
+			}
+		}
+	}
 }
 
 // Shutdown stops taking requests, lets those in flight finish (up to the

@@ -1,0 +1,120 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/reinhq/rein"
+)
+
+// listApprovals: GET /v1/approvals?status=&session=&agent=&limit=&cursor=.
+// The next page's cursor is in the Link header (rel="next") and in
+// X-Next-Cursor.
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	q := r.URL.Query()
+	f := rein.ApprovalFilter{Status: q.Get("status"), Session: q.Get("session"), Agent: q.Get("agent"), Before: q.Get("cursor")}
+	switch f.Status {
+	case "", rein.StatusPending, rein.StatusApproved, rein.StatusRejected, rein.StatusExpired, rein.StatusCancelled,
+		rein.StatusInvalidated, rein.StatusConsumed:
+	default:
+		return rein.Errorf(rein.ECodeBadRequest, "status %q is not one of pending, approved, rejected, expired, cancelled, invalidated, consumed", f.Status)
+	}
+	f.Limit = 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return rein.Errorf(rein.ECodeBadRequest, "limit must be a number from 1 to 500")
+		}
+		f.Limit = n
+	}
+	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	if err != nil {
+		return err
+	}
+	list, err := s.Store.Approvals(r.Context(), tenant, f)
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot list approvals: %v", err)
+	}
+	if list == nil {
+		list = []*rein.Approval{}
+	}
+	if len(list) == f.Limit {
+		next := list[len(list)-1].ID
+		w.Header().Set("X-Next-Cursor", next)
+		u := *r.URL
+		qs := u.Query()
+		qs.Set("cursor", next)
+		u.RawQuery = qs.Encode()
+		w.Header().Set("Link", "<"+u.RequestURI()+`>; rel="next"`)
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
+func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	a, err := s.Pipeline.Approval(r.Context(), key, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// voteRequest is the body of POST /v1/approvals/{id}/votes.
+type voteRequest struct {
+	Vote    string          `json:"vote"`
+	Message string          `json:"message"`
+	Args    json.RawMessage `json:"args"`
+}
+
+func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var v voteRequest
+	if err := rein.DecodeStrict(body, &v, "vote, message, args"); err != nil {
+		return err
+	}
+	if v.Vote == "" {
+		return rein.Errorf(rein.ECodeBadRequest, `"vote" is required: "approve", "reject" or "edit" (with "args")`)
+	}
+	if string(v.Args) == "null" {
+		v.Args = nil
+	}
+	a, err := s.Pipeline.Vote(r.Context(), key, r.PathValue("id"), v.Vote, v.Message, v.Args)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	a, err := s.Pipeline.Cancel(r.Context(), key, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// waitApproval: GET /v1/approvals/{id}/wait?timeout_ms=30000 (at most 300000).
+func (s *Server) waitApproval(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	timeout := 30 * time.Second
+	if v := r.URL.Query().Get("timeout_ms"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > rein.MaxWaitMS {
+			return rein.Errorf(rein.ECodeBadRequest, "timeout_ms must be a number from 0 to %d", rein.MaxWaitMS)
+		}
+		timeout = time.Duration(n) * time.Millisecond
+	}
+	res, err := s.Pipeline.Wait(r.Context(), key, r.PathValue("id"), timeout)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
