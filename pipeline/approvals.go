@@ -91,10 +91,17 @@ func transitionEntry(a *rein.Approval, t approval.Transition, actor string, at t
 
 // approvalFor loads an approval the key may see: its own tenant's, or any
 // for a key of tenant "*". Anything else is not found, never forbidden.
+// An approval whose time ran out is expired on the way (the sweeper may not
+// have reached it yet), so that nobody reads a stale pending.
 func (p *Pipeline) approvalFor(ctx context.Context, key *rein.Key, id string) (*rein.Approval, error) {
 	a, err := p.Store.Approval(ctx, id)
 	if errors.Is(err, rein.ErrNotFound) || (err == nil && !key.Sees(a.Tenant)) {
 		return nil, rein.Errorf(rein.ECodeNotFound, "approval %s not found", id)
+	}
+	if err == nil && approval.Expire(a, p.now()).Changed() {
+		if err = p.expire(ctx, id); err == nil {
+			a, err = p.Store.Approval(ctx, id)
+		}
 	}
 	if err != nil {
 		return nil, rein.Errorf(rein.ECodeUnavailable, "cannot read approval %s: %v", id, err)

@@ -202,7 +202,9 @@ func (p *Pipeline) locks(ctx context.Context, c *check) {}
 // kept apart and can never remove or override a derived tag.
 func (p *Pipeline) facts(c *check) {
 	c.assessment = risk.Assessment{Tags: []string{}, Facts: risk.EmptyFacts()}
-	p.guard(c, "facts", func() { c.assessment = risk.Assess(c.input.Tool, c.args, risk.Env{Tools: c.set.Tools(), Workspace: c.set.Workspace(), Lookup: LookupHost}) })
+	p.guard(c, "facts", func() {
+		c.assessment = risk.Assess(c.input.Tool, c.args, risk.Env{Tools: c.set.Tools(), Workspace: c.set.Workspace(), Lookup: LookupHost})
+	})
 }
 
 // session: the session's history as policy sees it (calls, cost, tainted,

@@ -318,3 +318,21 @@ rules:
 		t.Errorf("without resolve the name is not looked up: %v", raw.Risk)
 	}
 }
+
+func TestSweepExpires(t *testing.T) {
+	f := setup(t, testPolicy)
+	now := time.Now()
+	f.p.Now = func() time.Time { return now }
+	rec := f.check(t, "deploy", `{}`)
+	if rec.Approval == nil {
+		t.Fatal("no approval")
+	}
+	now = now.Add(2 * time.Hour)
+	if err := f.p.Sweep(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := f.store.Approval(context.Background(), rec.Approval.ID)
+	if err != nil || a.Status != rein.StatusExpired {
+		t.Fatalf("after sweep: %v %v", a.Status, err)
+	}
+}

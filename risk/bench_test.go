@@ -42,7 +42,9 @@ func BenchmarkClassify(b *testing.B) {
 		{"shell-evasive", func() { ClassifyShell(`X=rm; bash -c "sh -c '$X${IFS}-rf /'" | sudo tee /etc/x`) }},
 		{"url", func() { ClassifyURL("http://0x7f.1:8080/admin?x=1") }},
 		{"path", func() { ClassifyPath("docs/../../home/dev/.ssh/id_rsa", "/srv/agent") }},
-		{"sql", func() { ClassifySQL("UPDATE users SET plan = 'pro' WHERE id IN (SELECT user_id FROM orders WHERE total > 100)") }},
+		{"sql", func() {
+			ClassifySQL("UPDATE users SET plan = 'pro' WHERE id IN (SELECT user_id FROM orders WHERE total > 100)")
+		}},
 		{"args-scan", func() {
 			ScanArgs(map[string]any{"to": "ops@example.com", "subject": "weekly report", "body": strings.Repeat("lorem ipsum ", 40),
 				"attachments": []any{map[string]any{"name": "r.pdf", "size": int64(1200)}}})

@@ -476,6 +476,9 @@ func scanApproval(row interface{ Scan(...any) error }) (*rein.Approval, error) {
 		return nil, fmt.Errorf("decode approval: %w", err)
 	}
 	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
+	if string(r.Approval.ApprovedArgs) == "null" {
+		r.Approval.ApprovedArgs = nil
+	}
 	return r.Approval, nil
 }
 
