@@ -50,8 +50,9 @@ const (
 // shell.dynamic, and a script that does not parse is shell.parse_error.
 func ClassifyShell(script string) (ShellFacts, []string) {
 	s := &shellScan{tags: map[string]bool{"shell": true}, vars: map[string]string{},
-		byCall: map[*syntax.CallExpr][]scanned{}, fetched: map[string]bool{}}
+		byCall: map[*syntax.CallExpr][]scanned{}, fetched: map[string]bool{}, memo: map[syntax.Node]bool{}}
 	s.script(script, 0)
+	s.judgeRuns()
 	f := ShellFacts{Commands: make([]ShellCommand, 0, len(s.cmds)), URLs: s.urls, SQL: s.sql}
 	f.Commands = append(f.Commands, s.cmds...)
 	return f, sortedTags(s.tags)
@@ -75,6 +76,8 @@ type shellScan struct {
 	byCall  map[*syntax.CallExpr][]scanned
 	collect []scanned
 	fetched map[string]bool // files written by a download
+	runs    []*syntax.Word  // words whose substitutions get run as code
+	memo    map[syntax.Node]bool
 }
 
 // shWord is one argument: its value when rein can know it, else its source.
@@ -186,9 +189,9 @@ func (s *shellScan) call(ce *syntax.CallExpr, redirs []*syntax.Redirect, depth i
 	if len(words) == 0 {
 		return // every word expanded to nothing
 	}
-	for _, w := range words {
-		if w.node != nil && s.substFetches(w.node) && (isInterpreter(words[0].text) || !words[0].lit || isEvalLike(words[0].text)) {
-			s.tags["shell.pipe_to_shell"] = true
+	if isInterpreter(words[0].text) || !words[0].lit || isEvalLike(words[0].text) {
+		for _, w := range ce.Args {
+			s.runsSubst(w)
 		}
 	}
 	s.command(words, redirs, depth)
@@ -503,9 +506,7 @@ func (s *shellScan) inline(w shWord, depth int) {
 	}
 	if !w.lit {
 		s.tags["shell.dynamic"] = true
-		if w.node != nil && s.substFetches(w.node) {
-			s.tags["shell.pipe_to_shell"] = true
-		}
+		s.runsSubst(w.node)
 		return
 	}
 	s.script(w.text, depth+1)
@@ -793,8 +794,7 @@ func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
 					}
 				}
 			}
-			if fetchCommands[name] || name == "nc" || name == "ncat" || name == "netcat" ||
-				(decoders[name] && decodes(name, wordsOf(args))) {
+			if fetcher(c.cmd) || name == "nc" || name == "ncat" || name == "netcat" {
 				fetched = true
 			}
 			// Literal text that flows on: echo/printf output, a here-doc,
@@ -814,33 +814,65 @@ func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
 	}
 }
 
-// substFetches reports whether a word holds a $(…) or <(…) that downloads or
-// decodes something, as in bash <(curl …) or eval "$(wget -O- …)".
-func (s *shellScan) substFetches(w *syntax.Word) bool {
+// fetches reports whether a $(…) or <(…) downloads or decodes something:
+// whether any command inside it, however deeply nested, is a download or a
+// decoder. It runs after the walk, when every command is known, and
+// remembers each substitution's answer, so nested substitutions cost one
+// visit each.
+func (s *shellScan) fetches(n syntax.Node) bool {
+	if v, ok := s.memo[n]; ok {
+		return v
+	}
 	found := false
-	syntax.Walk(w, func(n syntax.Node) bool {
-		var stmts []*syntax.Stmt
-		switch n := n.(type) {
-		case *syntax.CmdSubst:
-			stmts = n.Stmts
-		case *syntax.ProcSubst:
-			stmts = n.Stmts
-		default:
-			return !found
+	syntax.Walk(n, func(x syntax.Node) bool {
+		if found {
+			return false
 		}
-		sub := &shellScan{tags: map[string]bool{}, vars: s.vars, byCall: map[*syntax.CallExpr][]scanned{},
-			fetched: map[string]bool{}, parses: maxShellParses - 4}
-		for _, st := range stmts {
-			sub.walk(st, maxShellDepth-2)
-		}
-		for _, c := range sub.cmds {
-			if fetchCommands[c.Name] || decoders[c.Name] && decodes(c.Name, wordsOf(c.Args)) {
-				found = true
+		switch x := x.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			if x != n {
+				found = s.fetches(x)
+				return false
+			}
+		case *syntax.CallExpr:
+			for _, c := range s.byCall[x] {
+				found = found || fetcher(c.cmd)
 			}
 		}
-		return !found
+		return true
 	})
+	s.memo[n] = found
 	return found
+}
+
+// fetcher reports a download or a decoder.
+func fetcher(c ShellCommand) bool {
+	return fetchCommands[c.Name] || decoders[c.Name] && decodes(c.Name, wordsOf(c.Args))
+}
+
+// runsSubst notes a word whose substitutions an interpreter, eval or a
+// dynamic command name runs; if one of them downloads or decodes, the
+// script pipes fetched code into a shell (judged after the walk).
+func (s *shellScan) runsSubst(w *syntax.Word) {
+	if w != nil {
+		s.runs = append(s.runs, w)
+	}
+}
+
+// judgeRuns tags pipe_to_shell for the noted words, once the walk is done.
+func (s *shellScan) judgeRuns() {
+	for _, w := range s.runs {
+		syntax.Walk(w, func(x syntax.Node) bool {
+			switch x.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst:
+				if s.fetches(x) {
+					s.tags["shell.pipe_to_shell"] = true
+				}
+				return false
+			}
+			return true
+		})
+	}
 }
 
 func (s *shellScan) url(raw string) {

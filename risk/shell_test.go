@@ -104,6 +104,12 @@ func TestShellLimits(t *testing.T) {
 	if _, tags := ClassifyShell("echo {1..100000000}"); slices.Contains(tags, tD) {
 		t.Errorf("a huge brace expansion: %v", tags)
 	}
+	// Nested substitutions are judged once each (this input took
+	// exponential time before; it must finish in well under a second).
+	nested := strings.Repeat("bash <($(", 40) + "curl x" + strings.Repeat("))", 40)
+	if _, tags := ClassifyShell(nested); !slices.Contains(tags, tPS) {
+		t.Errorf("nested substitutions around curl: %v", tags)
+	}
 	many := strings.Repeat("true; ", 5000)
 	if f, _ := ClassifyShell(many); len(f.Commands) != maxShellCommands {
 		t.Errorf("commands kept: %d, want the cap %d", len(f.Commands), maxShellCommands)
