@@ -331,6 +331,9 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	var created *rein.Approval
 	if c.approval != nil {
 		rec.Approval = c.approval.Ref(p.BaseURL)
+		if c.use != nil {
+			rec.Approval.Status = rein.StatusConsumed // by this check, in the same transaction
+		}
 		if c.created {
 			c.approval.CheckID = id
 			created = c.approval
