@@ -17,19 +17,23 @@ type SecretFact struct {
 }
 
 // secretPatterns recognise credentials by their shape, wherever they are.
+// A pattern's regular expression runs only on values that contain one of
+// its markers (a cheap substring search), which keeps long ordinary text
+// fast.
 var secretPatterns = []struct {
-	kind string
-	re   *regexp.Regexp
+	kind    string
+	markers []string
+	re      *regexp.Regexp
 }{
-	{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
-	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16}\b`)},
-	{"github_token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
-	{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`)},
-	{"anthropic_key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)},
-	{"openai_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
-	{"stripe_key", regexp.MustCompile(`\b(?:sk|rk)_live_[A-Za-z0-9]{16,}`)},
-	{"google_api_key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{"private_key", []string{"PRIVATE KEY"}, regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
+	{"aws_access_key", []string{"AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[0-9A-Z]{16}\b`)},
+	{"github_token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
+	{"slack_token", []string{"xox", "hooks.slack.com"}, regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`)},
+	{"anthropic_key", []string{"sk-ant-"}, regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)},
+	{"openai_key", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
+	{"stripe_key", []string{"_live_"}, regexp.MustCompile(`\b(?:sk|rk)_live_[A-Za-z0-9]{16,}`)},
+	{"google_api_key", []string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{"jwt", []string{"eyJ"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 }
 
 // secretNames are argument names whose high-entropy values are credentials.
@@ -108,8 +112,13 @@ func secretKind(key, s string) string {
 		return ""
 	}
 	for _, p := range secretPatterns {
-		if p.re.MatchString(s) {
-			return p.kind
+		for _, m := range p.markers {
+			if strings.Contains(s, m) {
+				if p.re.MatchString(s) {
+					return p.kind
+				}
+				break
+			}
 		}
 	}
 	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
