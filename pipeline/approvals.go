@@ -109,6 +109,19 @@ func (p *Pipeline) approvalFor(ctx context.Context, key *rein.Key, id string) (*
 	return a, nil
 }
 
+// askerOrAdmin loads an approval for the agent key that asked for it, or an
+// admin of its tenant: the only keys that may cancel it or wait on it.
+func (p *Pipeline) askerOrAdmin(ctx context.Context, key *rein.Key, id, what string) (*rein.Approval, error) {
+	a, err := p.approvalFor(ctx, key, id)
+	if err != nil {
+		return nil, err
+	}
+	if key.ID != a.AgentKeyID && !key.Has(rein.RoleAdmin) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "only the agent key that asked, or an admin, can %s approval %s", what, id)
+	}
+	return a, nil
+}
+
 // Approval returns an approval to an approver, admin or auditor of its
 // tenant, or to the agent key that asked for it.
 func (p *Pipeline) Approval(ctx context.Context, key *rein.Key, id string) (*rein.Approval, error) {
@@ -193,12 +206,9 @@ func (p *Pipeline) checkEdit(ctx context.Context, a *rein.Approval, args json.Ra
 
 // Cancel withdraws a pending approval: the agent key that asked, or an admin.
 func (p *Pipeline) Cancel(ctx context.Context, key *rein.Key, id string) (*rein.Approval, error) {
-	cur, err := p.approvalFor(ctx, key, id)
+	cur, err := p.askerOrAdmin(ctx, key, id, "cancel")
 	if err != nil {
 		return nil, err
-	}
-	if key.ID != cur.AgentKeyID && !key.Has(rein.RoleAdmin) {
-		return nil, rein.Errorf(rein.ECodeForbidden, "only the agent key that asked, or an admin, can cancel approval %s", id)
 	}
 	now := p.now()
 	a, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
@@ -252,12 +262,8 @@ func (w *WaitResult) MarshalJSON() ([]byte, error) {
 // is consumed here: at most one waiter, or re-submitted check, ever gets the
 // allow.
 func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout time.Duration) (*WaitResult, error) {
-	cur, err := p.approvalFor(ctx, key, id)
-	if err != nil {
+	if _, err := p.askerOrAdmin(ctx, key, id, "wait on"); err != nil {
 		return nil, err
-	}
-	if key.ID != cur.AgentKeyID && !key.Has(rein.RoleAdmin) {
-		return nil, rein.Errorf(rein.ECodeForbidden, "only the agent key that asked can wait on approval %s", id)
 	}
 	a, err := p.await(ctx, id, time.Now().Add(timeout))
 	if err != nil {

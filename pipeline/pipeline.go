@@ -56,10 +56,8 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 	if errors.Is(err, rein.ErrApprovalPending) || errors.Is(err, errGrantGone) {
 		// A concurrent check of the same action created the pending approval
 		// first, or used the grant first: look again and record once more.
-		c.decision, c.reason, c.rule, c.outArgs = c.result.Decision, c.result.Reason, c.result.Rule, c.input.Args
-		if c.result.Modified {
-			c.outArgs, _ = rein.Canonical(c.result.Args)
-		}
+		c.outArgs = c.input.Args
+		p.policy(c) // the policy's answer again, before the approval stage changed it
 		p.approval(ctx, c)
 		rec, err = p.record(ctx, c)
 		if errors.Is(err, rein.ErrApprovalPending) || errors.Is(err, errGrantGone) {

@@ -78,7 +78,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 		}
 		statements = append(statements, map[string]any{"verb": st.Verb, "tables": tables, "has_where": st.HasWhere})
 	}
-	for _, s := range append(append([]ToolSpec(nil), env.Tools...), BuiltinTools...) {
+	for _, s := range slices.Concat(env.Tools, BuiltinTools) {
 		if !Glob(s.Pattern, tool) {
 			continue
 		}

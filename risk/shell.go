@@ -446,7 +446,7 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			}
 			ws = rest
 		case argsWith[base] != "" || base == "nohup" || base == "setsid" || base == "command" || base == "builtin" ||
-			base == "unshare" || base == "firejail" || base == "chrt":
+			base == "unshare" || base == "firejail":
 			if base == "command" && hasShort(args, "vV") {
 				s.leaf(base, args, redirs, depth) // command -v only looks the name up
 				return
@@ -668,20 +668,24 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 		if inlineCode(name, args) {
 			s.tags["shell.dynamic"] = true // code rein does not read
 		}
-		if ops := operands(args); len(ops) > 0 && s.fetched[path.Clean(ops[0])] {
+		if len(ops) > 0 && s.fetched[path.Clean(ops[0])] {
 			s.tags["shell.pipe_to_shell"] = true // runs a file it just downloaded
 		}
-		if shells[name] && readsCode(name, args) && c.stdin != "" {
+		if shells[name] && readsCodeText(name, c.cmd.Args) && c.stdin != "" {
 			s.script(c.stdin, depth+1)
 		}
 	}
 	if s.fetched[path.Clean(name)] {
 		s.tags["shell.pipe_to_shell"] = true
 	}
-	// Writes under system directories, and reads or writes of secrets.
+	// Writes under system directories or into key and start-up files, and
+	// reads of secrets.
 	for _, t := range writeTargets(name, args, ops) {
 		if underAny(t, "/etc", "/usr", "/boot") {
 			s.tags["shell.privileged"] = true
+		}
+		if f, _ := ClassifyPath(t, ""); f.Sensitive {
+			s.tags["shell.secrets"] = true // planting keys or start-up code
 		}
 	}
 	for i, a := range args {
@@ -698,11 +702,6 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 		}
 		if looksLikePath(v) && secretRead(v) {
 			s.tags["shell.secrets"] = true
-		}
-	}
-	for _, t := range writeTargets(name, args, ops) {
-		if f, _ := ClassifyPath(t, ""); f.Sensitive {
-			s.tags["shell.secrets"] = true // planting keys or start-up code
 		}
 	}
 }
@@ -1253,16 +1252,8 @@ func inlineCode(name string, args []shWord) bool {
 	}
 }
 
-// readsCode reports whether an interpreter reads its program from standard
-// input: no script operand, or "-" or /dev/stdin, or a shell's -s.
-func readsCode(name string, args []shWord) bool {
-	texts := make([]string, len(args))
-	for i, a := range args {
-		texts[i] = a.text
-	}
-	return readsCodeText(name, texts)
-}
-
+// readsCodeText reports whether an interpreter reads its program from
+// standard input: no script operand, or "-" or /dev/stdin, or a shell's -s.
 func readsCodeText(name string, args []string) bool {
 	ws := wordsOf(args)
 	if shells[name] && hasShort(ws, "s") {
