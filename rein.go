@@ -304,6 +304,18 @@ type Store interface {
 	// pending past expires_at, approved past grant_expires_at.
 	DueApprovals(ctx context.Context, now time.Time) ([]string, error)
 
+	// CreateQuestion stores a new question with its audit entries.
+	CreateQuestion(ctx context.Context, q *Question, entries []*Entry) error
+	// Question returns one question (any tenant: callers scope it), or ErrNotFound.
+	Question(ctx context.Context, id string) (*Question, error)
+	// Questions lists a tenant's questions ("*": every tenant), newest first.
+	Questions(ctx context.Context, tenant string, f QuestionFilter) ([]*Question, error)
+	// ChangeQuestion runs change on the current question inside one write
+	// transaction, as ChangeApproval does for approvals.
+	ChangeQuestion(ctx context.Context, id string, change QuestionChange) (*Question, error)
+	// DueQuestions returns the ids of pending questions past expires_at.
+	DueQuestions(ctx context.Context, now time.Time) ([]string, error)
+
 	SavePolicy(ctx context.Context, doc *PolicyDoc, e *Entry) error
 	Policies(ctx context.Context) ([]*PolicyDoc, error)
 

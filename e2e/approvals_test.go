@@ -45,6 +45,7 @@ func newApprovalEnv(t *testing.T, data string) *approvalEnv {
 		name, tenant, roles, groups string
 	}{
 		{"builder", "acme", `"agent"`, ``},
+		{"builder2", "acme", `"agent"`, ``},
 		{"selfish", "acme", `"agent","approver"`, `"oncall"`},
 		{"alice", "acme", `"approver"`, `"oncall"`},
 		{"bob", "acme", `"approver"`, `"oncall","finance"`},

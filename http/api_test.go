@@ -522,6 +522,29 @@ func TestRoleMatrix(t *testing.T) {
 				return "/v1/keys/" + e.addKey(fmt.Sprintf("victim-%d", n), "acme", rein.RoleAgent).ID, nil
 			}},
 	}
+	askQuestion := func() string {
+		r := e.do("POST", "/v1/questions", "acme-agent", map[string]any{"text": "which?"})
+		wantStatus(t, r, http.StatusCreated)
+		return str(r.object(t), "id")
+	}
+	question := askQuestion()
+	endpoints = append(endpoints,
+		endpoint{name: "POST /v1/questions", method: "POST", roles: []rein.Role{rein.RoleAgent, rein.RoleAdmin}, ok: 201, mutates: true,
+			prepare: func(e *env, key string) (string, any) { return "/v1/questions", map[string]any{"text": "which?"} }},
+		endpoint{name: "GET /v1/questions", method: "GET", roles: []rein.Role{rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor}, ok: 200,
+			prepare: func(e *env, key string) (string, any) { return "/v1/questions", nil }},
+		endpoint{name: "GET /v1/questions/{id}", method: "GET",
+			roles: []rein.Role{rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor}, ok: 200,
+			prepare: func(e *env, key string) (string, any) { return "/v1/questions/" + question, nil }},
+		endpoint{name: "POST /v1/questions/{id}/answer", method: "POST", roles: []rein.Role{rein.RoleApprover, rein.RoleAdmin}, ok: 200, mutates: true,
+			prepare: func(e *env, key string) (string, any) {
+				return "/v1/questions/" + askQuestion() + "/answer", map[string]any{"answer": "this one"}
+			}},
+		endpoint{name: "GET /v1/questions/{id}/wait", method: "GET", roles: []rein.Role{rein.RoleAgent, rein.RoleAdmin}, ok: 200,
+			prepare: func(e *env, key string) (string, any) { return "/v1/questions/" + question + "/wait?timeout_ms=0", nil }},
+		endpoint{name: "POST /v1/questions/{id}/cancel", method: "POST", roles: []rein.Role{rein.RoleAgent, rein.RoleAdmin}, ok: 200, mutates: true,
+			prepare: func(e *env, key string) (string, any) { return "/v1/questions/" + askQuestion() + "/cancel", nil }},
+	)
 	callers := []string{"acme-admin", "acme-approver", "acme-agent", "acme-auditor", "root"}
 
 	for _, ep := range endpoints {

@@ -15,19 +15,15 @@ import (
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	q := r.URL.Query()
 	f := rein.ApprovalFilter{Status: q.Get("status"), Session: q.Get("session"), Agent: q.Get("agent"), Before: q.Get("cursor")}
+	var err error
 	switch f.Status {
 	case "", rein.StatusPending, rein.StatusApproved, rein.StatusRejected, rein.StatusExpired, rein.StatusCancelled,
 		rein.StatusInvalidated, rein.StatusConsumed:
 	default:
 		return rein.Errorf(rein.ECodeBadRequest, "status %q is not one of pending, approved, rejected, expired, cancelled, invalidated, consumed", f.Status)
 	}
-	f.Limit = 100
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
-			return rein.Errorf(rein.ECodeBadRequest, "limit must be a number from 1 to 500")
-		}
-		f.Limit = n
+	if f.Limit, err = listLimit(q.Get("limit")); err != nil {
+		return err
 	}
 	tenant, err := s.tenantParam(key, q.Get("tenant"))
 	if err != nil {
@@ -41,13 +37,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, key *rein
 		list = []*rein.Approval{}
 	}
 	if len(list) == f.Limit {
-		next := list[len(list)-1].ID
-		w.Header().Set("X-Next-Cursor", next)
-		u := *r.URL
-		qs := u.Query()
-		qs.Set("cursor", next)
-		u.RawQuery = qs.Encode()
-		w.Header().Set("Link", "<"+u.RequestURI()+`>; rel="next"`)
+		nextPage(w, r, list[len(list)-1].ID)
 	}
 	writeJSON(w, http.StatusOK, list)
 	return nil
@@ -103,13 +93,9 @@ func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request, key *rei
 
 // waitApproval: GET /v1/approvals/{id}/wait?timeout_ms=30000 (at most 300000).
 func (s *Server) waitApproval(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
-	timeout := 30 * time.Second
-	if v := r.URL.Query().Get("timeout_ms"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 || n > rein.MaxWaitMS {
-			return rein.Errorf(rein.ECodeBadRequest, "timeout_ms must be a number from 0 to %d", rein.MaxWaitMS)
-		}
-		timeout = time.Duration(n) * time.Millisecond
+	timeout, err := waitTimeout(r)
+	if err != nil {
+		return err
 	}
 	res, err := s.Pipeline.Wait(r.Context(), key, r.PathValue("id"), timeout)
 	if err != nil {
@@ -117,4 +103,40 @@ func (s *Server) waitApproval(w http.ResponseWriter, r *http.Request, key *rein.
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
+}
+
+// waitTimeout reads a long-poll's timeout_ms (default 30 s, at most 5 min).
+func waitTimeout(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("timeout_ms")
+	if v == "" {
+		return 30 * time.Second, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > rein.MaxWaitMS {
+		return 0, rein.Errorf(rein.ECodeBadRequest, "timeout_ms must be a number from 0 to %d", rein.MaxWaitMS)
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// listLimit reads a list's limit (default 100, at most 500).
+func listLimit(v string) (int, error) {
+	if v == "" {
+		return 100, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 500 {
+		return 0, rein.Errorf(rein.ECodeBadRequest, "limit must be a number from 1 to 500")
+	}
+	return n, nil
+}
+
+// nextPage points at the next page of a full list: its cursor is in the Link
+// header (rel="next") and in X-Next-Cursor.
+func nextPage(w http.ResponseWriter, r *http.Request, cursor string) {
+	w.Header().Set("X-Next-Cursor", cursor)
+	u := *r.URL
+	qs := u.Query()
+	qs.Set("cursor", cursor)
+	u.RawQuery = qs.Encode()
+	w.Header().Set("Link", "<"+u.RequestURI()+`>; rel="next"`)
 }

@@ -80,6 +80,13 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/approvals/{id}/wait", s.waitApproval, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/approvals/{id}/cancel", s.cancelApproval, rein.RoleAgent, rein.RoleAdmin)
 
+	s.route("POST /v1/questions", s.postQuestion, rein.RoleAgent, rein.RoleAdmin)
+	s.route("GET /v1/questions", s.listQuestions, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/questions/{id}", s.getQuestion, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor, rein.RoleAgent)
+	s.route("POST /v1/questions/{id}/answer", s.postAnswer, rein.RoleApprover, rein.RoleAdmin)
+	s.route("GET /v1/questions/{id}/wait", s.waitQuestion, rein.RoleAgent, rein.RoleAdmin)
+	s.route("POST /v1/questions/{id}/cancel", s.cancelQuestion, rein.RoleAgent, rein.RoleAdmin)
+
 	s.route("GET /v1/policy", s.getPolicy, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("PUT /v1/policy", s.putPolicy, rein.RoleAdmin)
 	s.route("POST /v1/policy/simulate", s.simulate, rein.RoleAdmin, rein.RoleAuditor)

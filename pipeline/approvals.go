@@ -62,7 +62,7 @@ func (h *hub) done() <-chan struct{} {
 	return h.stopped
 }
 
-// StopWaiting ends every wait on approvals (they answer with what they
+// StopWaiting ends every wait on approvals and questions (they answer with what they
 // know), so that a shutdown does not hang on long-polls.
 func (p *Pipeline) StopWaiting() { p.changes.stop() }
 
@@ -295,21 +295,29 @@ func (p *Pipeline) await(ctx context.Context, id string, deadline time.Time) (*r
 		if a.Status != rein.StatusPending || left <= 0 {
 			return a, nil
 		}
-		// Wake at a change, at the approval's deadline, or at least every
-		// second (changes made by another process reach us by polling).
-		timer := time.NewTimer(min(left, a.ExpiresAt.Sub(now)+time.Millisecond, time.Second))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return a, nil // the caller left: answer with what is known
-		case <-p.changes.done():
-			timer.Stop()
-			return a, nil // the server stops
-		case <-woken:
-		case <-timer.C:
+		if !p.sleep(ctx, woken, min(left, a.ExpiresAt.Sub(now)+time.Millisecond, time.Second)) {
+			return a, nil
 		}
-		timer.Stop()
 	}
+}
+
+// sleep waits for a change (woken), or for d to pass: a waiter wakes at a
+// change, at its object's deadline, or at least every second, since changes
+// made by another process reach it only by polling. It reports false when
+// the waiter should answer now with what it knows: the caller left, or the
+// server stops.
+func (p *Pipeline) sleep(ctx context.Context, woken <-chan struct{}, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.changes.done():
+		return false
+	case <-woken:
+	case <-timer.C:
+	}
+	return true
 }
 
 // outcome turns a resolved approval into the waiter's answer, consuming the
@@ -385,8 +393,8 @@ func (p *Pipeline) expire(ctx context.Context, id string) error {
 	return err
 }
 
-// Sweep expires every approval whose time ran out. The server runs it every
-// second; waiters and the check path also expire what they find late.
+// Sweep expires every approval and question whose time ran out. The server
+// runs it every second; waiters and readers also expire what they find late.
 func (p *Pipeline) Sweep(ctx context.Context) error {
 	ids, err := p.Store.DueApprovals(ctx, p.now())
 	if err != nil {
@@ -394,6 +402,14 @@ func (p *Pipeline) Sweep(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		if err := p.expire(ctx, id); err != nil {
+			return err
+		}
+	}
+	if ids, err = p.Store.DueQuestions(ctx, p.now()); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := p.expireQuestion(ctx, id); err != nil {
 			return err
 		}
 	}

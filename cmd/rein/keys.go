@@ -10,11 +10,6 @@ import (
 	"github.com/reinhq/rein/client"
 )
 
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, strings.Split(s, ",")...); return nil }
-
 func init() {
 	register(&command{name: "keys", summary: "create, list and revoke API keys (admin)", sub: []*command{
 		{name: "create", summary: "create a key; its secret is printed once",

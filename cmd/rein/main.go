@@ -155,6 +155,20 @@ func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 	}
 }
 
+// listFlag collects a repeatable flag; each value may also list several,
+// separated by commas.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
 // clientFlags adds --server and --key and returns a constructor.
 func clientFlags(e *env, fs *flag.FlagSet) func() *client.Client {
 	server := fs.String("server", "", "rein server address (default $REIN_SERVER or http://127.0.0.1:8750)")
