@@ -111,7 +111,7 @@ type testKey struct {
 // env is one in-process rein: a SQLite store in a temporary directory, the
 // policy tiers, the pipeline and the HTTP API behind an httptest server.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	store  *sqlite.DB
 	active *policy.Active
@@ -127,7 +127,7 @@ var tenants = []string{"acme", "globex"}
 // global tier; with "" no policy is loaded. Keys: "root" (admin of tenant
 // "*"), and for each tenant T: T-admin, T-approver (group oncall), T-agent,
 // T-auditor and a second agent T-agent2.
-func newEnv(t *testing.T, global string) *env {
+func newEnv(t testing.TB, global string) *env {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rein.db"))
@@ -152,6 +152,7 @@ func newEnv(t *testing.T, global string) *env {
 		}}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
+	t.Cleanup(pipe.StopWaiting) // runs first: long-polls answer, so that Close does not wait on them
 	pipe.BaseURL = srv.URL
 
 	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, keys: map[string]*testKey{}}
@@ -311,12 +312,12 @@ func (e *env) check(key string, body any) map[string]any {
 }
 
 // object decodes the body as one JSON object (numbers as json.Number).
-func (r *apiResp) object(t *testing.T) map[string]any {
+func (r *apiResp) object(t testing.TB) map[string]any {
 	t.Helper()
 	return decodeObject(t, r.Body)
 }
 
-func decodeObject(t *testing.T, raw []byte) map[string]any {
+func decodeObject(t testing.TB, raw []byte) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -331,7 +332,7 @@ func decodeObject(t *testing.T, raw []byte) map[string]any {
 // Assertions.
 // ---------------------------------------------------------------------------
 
-func wantStatus(t *testing.T, r *apiResp, status int) {
+func wantStatus(t testing.TB, r *apiResp, status int) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d; body: %s", r.Status, status, r.Body)
@@ -342,7 +343,7 @@ func wantStatus(t *testing.T, r *apiResp, status int) {
 // body {"error": {"code": code, "message": "..."}} of api.md (Errors). The
 // error object may carry "problems" (policy errors) and nothing else. It
 // returns the message.
-func wantError(t *testing.T, r *apiResp, status int, code string) string {
+func wantError(t testing.TB, r *apiResp, status int, code string) string {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d (%s); body: %s", r.Status, status, code, r.Body)
@@ -375,7 +376,7 @@ func wantError(t *testing.T, r *apiResp, status int, code string) string {
 }
 
 // wantFields checks that an object has exactly the given fields.
-func wantFields(t *testing.T, what string, m map[string]any, fields ...string) {
+func wantFields(t testing.TB, what string, m map[string]any, fields ...string) {
 	t.Helper()
 	want := append([]string(nil), fields...)
 	sort.Strings(want)
@@ -398,7 +399,7 @@ func str(m map[string]any, field string) string {
 	return s
 }
 
-func integer(t *testing.T, v any) int64 {
+func integer(t testing.TB, v any) int64 {
 	t.Helper()
 	n, ok := v.(json.Number)
 	if !ok {
@@ -412,7 +413,7 @@ func integer(t *testing.T, v any) int64 {
 }
 
 // wantDecision checks a check answer's decision and, if given, its rule.
-func wantDecision(t *testing.T, res map[string]any, decision, rule string) {
+func wantDecision(t testing.TB, res map[string]any, decision, rule string) {
 	t.Helper()
 	if got := str(res, "decision"); got != decision {
 		t.Errorf("decision %q, want %q (rule %q, reason %q)", got, decision, str(res, "rule"), str(res, "reason"))
@@ -423,7 +424,7 @@ func wantDecision(t *testing.T, res map[string]any, decision, rule string) {
 }
 
 // sameJSON reports whether two JSON texts hold the same value.
-func sameJSON(t *testing.T, a, b []byte) bool {
+func sameJSON(t testing.TB, a, b []byte) bool {
 	t.Helper()
 	var x, y any
 	if err := json.Unmarshal(a, &x); err != nil {
@@ -437,7 +438,7 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 
 // actionHash computes the action hash of api.md independently: "sha256:" +
 // hex SHA-256 of the JCS form of {tenant, agent, session, tool, args}.
-func actionHash(t *testing.T, tenant, agent, session, tool, args string) string {
+func actionHash(t testing.TB, tenant, agent, session, tool, args string) string {
 	t.Helper()
 	if args == "" {
 		args = "{}"
@@ -756,7 +757,7 @@ func TestCrossTenantKeys(t *testing.T) {
 	})
 }
 
-func listKeys(t *testing.T, r *apiResp) []map[string]any {
+func listKeys(t testing.TB, r *apiResp) []map[string]any {
 	t.Helper()
 	body := r.object(t)
 	list, ok := body["keys"].([]any)
@@ -2032,7 +2033,7 @@ func TestSimulate(t *testing.T) {
 	})
 }
 
-func traceRows(t *testing.T, sim map[string]any) []map[string]any {
+func traceRows(t testing.TB, sim map[string]any) []map[string]any {
 	t.Helper()
 	list, ok := sim["trace"].([]any)
 	if !ok {

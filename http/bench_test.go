@@ -1,0 +1,106 @@
+package http_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkVoteToWaiter measures how long a waiting agent takes to learn of
+// the deciding vote, over HTTP against a SQLite-backed server, while 1,000
+// approvals are pending and each has an agent long-polling
+// GET /v1/approvals/{id}/wait. Each iteration approves one of them: the
+// time runs from sending the vote to the waiter holding its "allow" (which
+// includes the vote's write and the grant's consumption). After each vote a
+// new approval and waiter take its place, so that 1,000 stay pending.
+// Reported: vote-to-answer p50/p99 and, for comparison, the vote's own
+// round trip.
+func BenchmarkVoteToWaiter(b *testing.B) {
+	const pending = 1000
+	e := newEnv(b, globalPolicy)
+	e.addKey("acme-approver2", "acme", "approver")
+	type waiter struct {
+		id     string
+		answer chan time.Time
+	}
+	seq := 0
+	done := make(chan struct{})
+	defer close(done)
+	start := func() *waiter {
+		seq++
+		res := e.check("acme-agent", map[string]any{"tool": "deploy", "session": fmt.Sprintf("bench-%d", seq)})
+		w := &waiter{id: str(res["approval"].(map[string]any), "id"), answer: make(chan time.Time, 1)}
+		go func() {
+			for {
+				req, _ := http.NewRequest("GET", e.srv.URL+"/v1/approvals/"+w.id+"/wait?timeout_ms=300000", nil)
+				req.Header.Set("Authorization", "Bearer "+e.key("acme-agent").Secret)
+				res, err := e.srv.Client().Do(req)
+				var got struct{ Decision string }
+				if err == nil {
+					err = json.NewDecoder(res.Body).Decode(&got)
+					res.Body.Close()
+				}
+				select {
+				case <-done:
+					return // the benchmark is over: the server is closing
+				default:
+				}
+				switch {
+				case err != nil:
+					b.Errorf("waiter %s: %v", w.id, err)
+				case got.Decision == "ask":
+					continue // the long-poll ended before the vote
+				case got.Decision != "allow":
+					b.Errorf("waiter %s: %s", w.id, got.Decision)
+				}
+				w.answer <- time.Now()
+				return
+			}
+		}()
+		return w
+	}
+	queue := make([]*waiter, 0, pending)
+	for range pending {
+		queue = append(queue, start())
+	}
+	time.Sleep(2 * time.Second) // every waiter is parked in its long-poll
+	lat := make([]time.Duration, 0, b.N)
+	voteRTT := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w := queue[0]
+		queue = queue[1:]
+		// quorum 2 of group:oncall: the first vote does not decide.
+		b.StopTimer()
+		if r := e.do("POST", "/v1/approvals/"+w.id+"/votes", "acme-approver", map[string]any{"vote": "approve"}); r.Status != http.StatusOK {
+			b.Fatalf("first vote: %d %s", r.Status, r.Body)
+		}
+		b.StartTimer()
+		sent := time.Now()
+		r := e.do("POST", "/v1/approvals/"+w.id+"/votes", "acme-approver2", map[string]any{"vote": "approve"})
+		acked := time.Now()
+		if r.Status != http.StatusOK {
+			b.Fatalf("deciding vote: %d %s", r.Status, r.Body)
+		}
+		answered := <-w.answer
+		lat = append(lat, answered.Sub(sent))
+		voteRTT = append(voteRTT, acked.Sub(sent))
+		b.StopTimer()
+		queue = append(queue, start())
+		b.StartTimer()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	slices.Sort(voteRTT)
+	pct := func(d []time.Duration, p float64) float64 {
+		return float64(d[min(len(d)-1, int(float64(len(d))*p))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(lat, 0.50), "p50-ms")
+	b.ReportMetric(pct(lat, 0.99), "p99-ms")
+	b.ReportMetric(pct(voteRTT, 0.50), "vote-p50-ms")
+	b.ReportMetric(pct(voteRTT, 0.99), "vote-p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
