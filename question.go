@@ -31,13 +31,7 @@ type Question struct {
 }
 
 // QuestionFilter selects questions for a list.
-type QuestionFilter struct {
-	Status  string
-	Session string
-	Agent   string
-	Limit   int
-	Before  string // cursor: the id of the last question of the previous page
-}
+type QuestionFilter = ListFilter
 
 // QuestionChange changes a question in place and returns the audit entries
 // that record what it did (none: nothing changed).

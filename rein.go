@@ -217,14 +217,18 @@ func (a *Approval) Counting() []Vote {
 	return out
 }
 
-// ApprovalFilter selects approvals for a list.
-type ApprovalFilter struct {
+// ListFilter selects approvals or questions for a list; zero fields do not
+// filter.
+type ListFilter struct {
 	Status  string
 	Session string
 	Agent   string
 	Limit   int
-	Before  string // cursor: the id of the last approval of the previous page
+	Before  string // cursor: the id of the last item of the previous page
 }
+
+// ApprovalFilter selects approvals for a list.
+type ApprovalFilter = ListFilter
 
 // ApprovalChange changes an approval in place and returns the audit entries
 // that record what it did (none: nothing changed).

@@ -9,14 +9,17 @@ import (
 	"github.com/reinhq/rein"
 )
 
-// ApprovalQuery filters Approvals; zero fields do not filter.
-type ApprovalQuery struct {
+// ListQuery filters Approvals and Questions; zero fields do not filter.
+type ListQuery struct {
 	Status, Session, Agent, Tenant, Cursor string
 	Limit                                  int
 }
 
-// Approvals lists approvals, newest first.
-func (c *Client) Approvals(ctx context.Context, q ApprovalQuery) ([]rein.Approval, error) {
+// ApprovalQuery filters Approvals.
+type ApprovalQuery = ListQuery
+
+// encode is the query string of a list request.
+func (q ListQuery) encode() string {
 	v := url.Values{}
 	for k, s := range map[string]string{"status": q.Status, "session": q.Session, "agent": q.Agent, "tenant": q.Tenant, "cursor": q.Cursor} {
 		if s != "" {
@@ -26,8 +29,13 @@ func (c *Client) Approvals(ctx context.Context, q ApprovalQuery) ([]rein.Approva
 	if q.Limit > 0 {
 		v.Set("limit", fmt.Sprint(q.Limit))
 	}
+	return v.Encode()
+}
+
+// Approvals lists approvals, newest first.
+func (c *Client) Approvals(ctx context.Context, q ApprovalQuery) ([]rein.Approval, error) {
 	var out []rein.Approval
-	if err := c.doJSON(ctx, "GET", "/v1/approvals?"+v.Encode(), nil, &out); err != nil {
+	if err := c.doJSON(ctx, "GET", "/v1/approvals?"+q.encode(), nil, &out); err != nil {
 		return nil, err
 	}
 	return out, nil

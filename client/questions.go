@@ -20,25 +20,13 @@ func (c *Client) Ask(ctx context.Context, req rein.QuestionRequest) (*rein.Quest
 	return &out, nil
 }
 
-// QuestionQuery filters Questions; zero fields do not filter.
-type QuestionQuery struct {
-	Status, Session, Agent, Tenant, Cursor string
-	Limit                                  int
-}
+// QuestionQuery filters Questions.
+type QuestionQuery = ListQuery
 
 // Questions lists questions, newest first.
 func (c *Client) Questions(ctx context.Context, q QuestionQuery) ([]rein.Question, error) {
-	v := url.Values{}
-	for k, s := range map[string]string{"status": q.Status, "session": q.Session, "agent": q.Agent, "tenant": q.Tenant, "cursor": q.Cursor} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	if q.Limit > 0 {
-		v.Set("limit", fmt.Sprint(q.Limit))
-	}
 	var out []rein.Question
-	if err := c.doJSON(ctx, "GET", "/v1/questions?"+v.Encode(), nil, &out); err != nil {
+	if err := c.doJSON(ctx, "GET", "/v1/questions?"+q.encode(), nil, &out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -50,24 +50,7 @@ func scanQuestion(row interface{ Scan(...any) error }) (*rein.Question, error) {
 
 // Questions lists questions, newest first.
 func (db *DB) Questions(ctx context.Context, tenant string, f rein.QuestionFilter) ([]*rein.Question, error) {
-	q := "SELECT record FROM questions WHERE 1 = 1"
-	var args []any
-	for _, c := range []struct{ col, val string }{{"tenant", tenant}, {"status", f.Status}, {"session", f.Session}, {"agent", f.Agent}} {
-		if c.val != "" && !(c.col == "tenant" && c.val == rein.AllTenants) {
-			q += " AND " + c.col + " = ?"
-			args = append(args, c.val)
-		}
-	}
-	if f.Before != "" {
-		q += " AND id < ?"
-		args = append(args, f.Before)
-	}
-	limit := f.Limit
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, limit)
+	q, args := listQuery("questions", "session", "agent", tenant, f)
 	rows, err := db.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

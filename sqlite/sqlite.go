@@ -484,34 +484,7 @@ func scanApproval(row interface{ Scan(...any) error }) (*rein.Approval, error) {
 
 // Approvals lists approvals, newest first.
 func (db *DB) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilter) ([]*rein.Approval, error) {
-	q := "SELECT record FROM approvals WHERE 1 = 1"
-	var args []any
-	if tenant != "*" {
-		q += " AND tenant = ?"
-		args = append(args, tenant)
-	}
-	if f.Status != "" {
-		q += " AND status = ?"
-		args = append(args, f.Status)
-	}
-	if f.Session != "" {
-		q += " AND json_extract(record, '$.session') = ?"
-		args = append(args, f.Session)
-	}
-	if f.Agent != "" {
-		q += " AND json_extract(record, '$.agent') = ?"
-		args = append(args, f.Agent)
-	}
-	if f.Before != "" {
-		q += " AND id < ?"
-		args = append(args, f.Before)
-	}
-	limit := f.Limit
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, limit)
+	q, args := listQuery("approvals", "json_extract(record, '$.session')", "json_extract(record, '$.agent')", tenant, f)
 	rows, err := db.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -526,6 +499,33 @@ func (db *DB) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilte
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// listQuery selects the records of a table of approvals or questions that
+// pass a list filter, newest first; session and agent are the expressions
+// that read those fields.
+func listQuery(table, session, agent, tenant string, f rein.ListFilter) (string, []any) {
+	q := "SELECT record FROM " + table + " WHERE 1 = 1"
+	var args []any
+	if tenant != rein.AllTenants { // "" is a tenant like any other, never "all"
+		q += " AND tenant = ?"
+		args = append(args, tenant)
+	}
+	for _, c := range []struct{ expr, val string }{{"status", f.Status}, {session, f.Session}, {agent, f.Agent}} {
+		if c.val != "" {
+			q += " AND " + c.expr + " = ?"
+			args = append(args, c.val)
+		}
+	}
+	if f.Before != "" {
+		q += " AND id < ?"
+		args = append(args, f.Before)
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	return q + " ORDER BY id DESC LIMIT ?", append(args, limit)
 }
 
 // ChangeApproval applies change to an approval in one write transaction.
