@@ -12,8 +12,6 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/gowebpki/jcs"
 )
 
 // Limits on a check's fields. They keep one request's cost bounded; each is
@@ -337,16 +335,10 @@ func convertNumbers(v any) (any, error) {
 	return v, nil
 }
 
-// Canonical returns the RFC 8785 (JCS) canonical form of a JSON value.
+// Canonical returns the RFC 8785 (JCS) canonical form of a JSON value: JSON
+// text (json.RawMessage), or a Go value as json.Marshal would write it.
 func Canonical(v any) (json.RawMessage, error) {
-	raw, ok := v.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(v); err != nil {
-			return nil, fmt.Errorf("canonical json: %w", err)
-		}
-	}
-	out, err := jcs.Transform(raw)
+	out, err := appendCanonical(nil, v, 0)
 	if err != nil {
 		return nil, fmt.Errorf("canonical json: %w", err)
 	}

@@ -1,12 +1,9 @@
 package rein
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/gowebpki/jcs"
 )
 
 // Audit entry kinds (audit.md, Entries).
@@ -52,23 +49,66 @@ type StoredEntry struct {
 // The bytes are what the Merkle tree hashes; they are stored as they are and
 // never re-serialised.
 func (e *Entry) Encode(index int64) ([]byte, error) {
-	raw, err := json.Marshal(map[string]any{
-		"v":              1,
-		"index":          index,
-		"ts":             e.TS.UTC().Format("2006-01-02T15:04:05.000000Z"),
-		"tenant":         e.Tenant,
-		"kind":           e.Kind,
-		"actor":          e.Actor,
-		"subject":        e.Subject,
-		"policy_version": e.PolicyVersion,
-		"data":           e.Data,
-	})
+	enc, err := e.Encoding()
+	if err != nil {
+		return nil, err
+	}
+	return enc.At(index), nil
+}
+
+// Encoding canonicalises the entry once, before it has an index, so that the
+// costly part of encoding happens outside the store's single writer; the
+// writer only places the index (EntryEncoding.At).
+func (e *Entry) Encoding() (*EntryEncoding, error) {
+	// The members in canonical (sorted) order; "index" goes between data
+	// and kind.
+	head := []byte(`{"actor":`)
+	head, err := appendCanonical(head, e.Actor, 0)
+	if err == nil {
+		head = append(head, `,"data":`...)
+		head, err = appendCanonical(head, e.Data, 0)
+	}
+	tail := []byte(`,"kind":`)
+	for i, f := range []struct{ name, val string }{{"", e.Kind}, {"policy_version", e.PolicyVersion},
+		{"subject", e.Subject}, {"tenant", e.Tenant}, {"ts", e.TS.UTC().Format("2006-01-02T15:04:05.000000Z")}} {
+		if err != nil {
+			break
+		}
+		if i > 0 {
+			tail = append(tail, `,"`+f.name+`":`...)
+		}
+		tail, err = appendCanonical(tail, f.val, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode audit entry %s: %w", e.Kind, err)
 	}
-	out, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, fmt.Errorf("canonicalise audit entry %s: %w", e.Kind, err)
+	tail = append(tail, `,"v":1}`...)
+	return &EntryEncoding{Tenant: e.Tenant, Kind: e.Kind, head: append(head, ','), tail: tail}, nil
+}
+
+// EntryEncoding is an entry's canonical bytes with the place of its index.
+type EntryEncoding struct {
+	Tenant, Kind string
+	head, tail   []byte // before `"index":N` and from the `,"kind":` after it
+}
+
+// At returns the canonical bytes of the entry at index.
+func (x *EntryEncoding) At(index int64) []byte {
+	b := make([]byte, 0, len(x.head)+len(x.tail)+28)
+	b = append(b, x.head...)
+	b = append(b, `"index":`...)
+	b = strconv.AppendInt(b, index, 10)
+	return append(b, x.tail[:len(x.tail)]...)
+}
+
+// EncodeEntries prepares the encodings of several entries.
+func EncodeEntries(entries []*Entry) ([]*EntryEncoding, error) {
+	out := make([]*EntryEncoding, len(entries))
+	for i, e := range entries {
+		var err error
+		if out[i], err = e.Encoding(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ func (db *DB) CreateQuestion(ctx context.Context, q *rein.Question, entries []*r
 	if err != nil {
 		return err
 	}
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *wtx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO questions (id, tenant, status, agent, session, created_at, expires_at, record)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, q.ID, q.Tenant, q.Status, q.Agent, q.Session, ts(q.CreatedAt), ts(q.ExpiresAt), string(body)); err != nil {
 			return fmt.Errorf("insert question: %w", err)
@@ -70,7 +70,7 @@ func (db *DB) Questions(ctx context.Context, tenant string, f rein.QuestionFilte
 // ChangeQuestion applies change to a question in one write transaction.
 func (db *DB) ChangeQuestion(ctx context.Context, id string, change rein.QuestionChange) (*rein.Question, error) {
 	var out *rein.Question
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *wtx) error {
 		q, err := scanQuestion(tx.QueryRowContext(ctx, "SELECT record FROM questions WHERE id = ?", id))
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ func TestAuditEntriesAreAppendOnly(t *testing.T) {
 		"DELETE FROM audit_entries WHERE idx = 1",
 		"DELETE FROM audit_entries",
 	} {
-		_, err := db.write.ExecContext(ctx, stmt)
+		err := db.tx(ctx, func(tx *wtx) error { _, err := tx.ExecContext(ctx, stmt); return err })
 		if err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: err %v, want the append-only trigger to refuse it", stmt, err)
 		}
@@ -159,10 +160,85 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 			t.Fatalf("open %d: %v", i, err)
 		}
 		var mode string
-		db.write.QueryRow("PRAGMA journal_mode").Scan(&mode)
+		db.tx(context.Background(), func(tx *wtx) error {
+			return tx.QueryRowContext(context.Background(), "PRAGMA journal_mode").Scan(&mode)
+		})
 		if mode != "wal" {
 			t.Errorf("journal mode %q, want wal", mode)
 		}
 		db.Close()
+	}
+}
+
+// TestGroupCommitIsolatesFailures: many writers at once share transactions;
+// a job that fails after writing leaves nothing behind, the others are all
+// durable, and the audit indexes stay contiguous.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const n = 300
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := &rein.Key{ID: fmt.Sprintf("key_%d", i), Tenant: "acme", Roles: []rein.Role{rein.RoleAgent},
+				SecretHash: fmt.Sprintf("h%d", i), CreatedAt: time.Now()}
+			switch i % 3 {
+			case 0: // writes the key, then fails encoding its entry
+				k.Name = fmt.Sprintf("broken-%d", i)
+				errs[i] = db.CreateKey(ctx, k, &rein.Entry{Kind: rein.KindKeyCreated, Data: make(chan int)})
+			case 1:
+				errs[i] = db.Append(ctx, &rein.Entry{TS: time.Now(), Tenant: "acme", Kind: rein.KindServerStarted, Subject: fmt.Sprint(i)})
+			case 2: // all the same name: exactly one wins
+				k.Name = "dup"
+				errs[i] = db.CreateKey(ctx, k, &rein.Entry{TS: time.Now(), Tenant: "acme", Kind: rein.KindKeyCreated, Subject: k.ID})
+			}
+		}()
+	}
+	wg.Wait()
+	dupWins := 0
+	for i, err := range errs {
+		switch i % 3 {
+		case 0:
+			if err == nil {
+				t.Fatalf("job %d: a failing job reported success", i)
+			}
+			if _, err := db.KeyByID(ctx, fmt.Sprintf("key_%d", i)); !errors.Is(err, rein.ErrNotFound) {
+				t.Errorf("job %d failed but its key row stayed: %v", i, err)
+			}
+		case 1:
+			if err != nil {
+				t.Errorf("append %d: %v", i, err)
+			}
+		case 2:
+			if err == nil {
+				dupWins++
+			}
+		}
+	}
+	if dupWins != 1 {
+		t.Errorf("%d keys named dup were created; want 1", dupWins)
+	}
+	entries, err := db.Entries(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := n/3 + 1; len(entries) != want {
+		t.Fatalf("%d entries; want %d", len(entries), want)
+	}
+	for i, e := range entries {
+		if e.Index != int64(i) {
+			t.Fatalf("entry %d has index %d: not contiguous", i, e.Index)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(e.Bytes, &m); err != nil || m["index"] != float64(i) {
+			t.Fatalf("entry %d bytes say index %v (%v)", i, m["index"], err)
+		}
 	}
 }

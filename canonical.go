@@ -1,0 +1,450 @@
+package rein
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Canonical JSON (RFC 8785, JCS) without a round trip through a generic
+// parser for the values rein writes most: objects with ASCII keys, strings,
+// integers, booleans and null. Anything else (fractions, exponents, integers
+// beyond 2^53, non-ASCII keys, \u escapes of surrogates, invalid UTF-8,
+// deep nesting) is handed to the reference implementation
+// (github.com/gowebpki/jcs) for that value, so the output is always what the
+// reference gives; a fuzz test holds the two to that.
+
+const maxCanonicalDepth = 64
+
+// appendCanonical appends the canonical JSON of a Go value, as
+// json.Marshal followed by jcs.Transform would give it.
+func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
+	if depth > maxCanonicalDepth {
+		return appendReference(dst, v)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case string:
+		if !utf8.ValidString(x) {
+			return appendReference(dst, x) // json.Marshal replaces invalid bytes
+		}
+		return appendCanonicalString(dst, x), nil
+	case int:
+		return appendCanonicalInt(dst, int64(x), v)
+	case int64:
+		return appendCanonicalInt(dst, x, v)
+	case int32:
+		return appendCanonicalInt(dst, int64(x), v)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
+			return strconv.AppendInt(dst, int64(x), 10), nil // -0 is 0, as in JCS
+		}
+		return appendReference(dst, x)
+	case json.RawMessage:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return AppendCanonicalJSON(dst, x)
+	case []string:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, s := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendCanonical(dst, s, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case []any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendCanonical(dst, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case map[string]any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if !plainKey(k) {
+				return appendReference(dst, x)
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys) // ASCII: byte order is UTF-16 order
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCanonicalString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendCanonical(dst, x[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	case time.Time:
+		return appendReference(dst, x)
+	}
+	return appendReference(dst, v)
+}
+
+func appendCanonicalInt(dst []byte, n int64, v any) ([]byte, error) {
+	if n > 1<<53 || n < -(1<<53) {
+		return appendReference(dst, v) // as JCS reads it: the nearest double
+	}
+	return strconv.AppendInt(dst, n, 10), nil
+}
+
+// appendReference canonicalises one value with the reference implementation.
+func appendReference(dst []byte, v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, out...), nil
+}
+
+// plainKey: printable ASCII without quote or backslash, where byte order,
+// code point order and UTF-16 order agree and nothing needs escaping.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendCanonicalString writes a valid UTF-8 string as JCS does: only the
+// quote, the backslash and control characters are escaped.
+func appendCanonicalString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, `\"`...)
+		case '\\':
+			dst = append(dst, `\\`...)
+		case '\b':
+			dst = append(dst, `\b`...)
+		case '\f':
+			dst = append(dst, `\f`...)
+		case '\n':
+			dst = append(dst, `\n`...)
+		case '\r':
+			dst = append(dst, `\r`...)
+		case '\t':
+			dst = append(dst, `\t`...)
+		default:
+			dst = append(dst, `\u00`...)
+			dst = append(dst, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendCanonicalJSON appends the canonical form of JSON text. Text outside
+// the fast path's reach is canonicalised by the reference implementation,
+// which also reports what is not valid JSON.
+func AppendCanonicalJSON(dst, raw []byte) ([]byte, error) {
+	p := canonParser{in: raw}
+	p.space()
+	out, ok := p.value(dst, 0)
+	if p.space(); ok && p.pos == len(raw) {
+		return out, nil
+	}
+	ref, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, ref...), nil
+}
+
+// canonParser is the fast path of AppendCanonicalJSON: it reports !ok for
+// anything it does not handle exactly as the reference does.
+type canonParser struct {
+	in  []byte
+	pos int
+}
+
+func (p *canonParser) space() {
+	for p.pos < len(p.in) {
+		switch p.in[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *canonParser) value(dst []byte, depth int) ([]byte, bool) {
+	if p.pos >= len(p.in) || depth > maxCanonicalDepth {
+		return dst, false
+	}
+	switch c := p.in[p.pos]; {
+	case c == '{':
+		return p.object(dst, depth)
+	case c == '[':
+		p.pos++
+		dst = append(dst, '[')
+		p.space()
+		if p.pos < len(p.in) && p.in[p.pos] == ']' {
+			p.pos++
+			return append(dst, ']'), true
+		}
+		for {
+			var ok bool
+			p.space()
+			if dst, ok = p.value(dst, depth+1); !ok {
+				return dst, false
+			}
+			p.space()
+			if p.pos >= len(p.in) {
+				return dst, false
+			}
+			switch p.in[p.pos] {
+			case ',':
+				p.pos++
+				dst = append(dst, ',')
+			case ']':
+				p.pos++
+				return append(dst, ']'), true
+			default:
+				return dst, false
+			}
+		}
+	case c == '"':
+		s, ok := p.str()
+		if !ok {
+			return dst, false
+		}
+		return appendCanonicalString(dst, s), true
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.integer(dst)
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(p.in[p.pos:], []byte(lit)) {
+				p.pos += len(lit)
+				return append(dst, lit...), true
+			}
+		}
+		return dst, false
+	}
+}
+
+type member struct {
+	key string
+	val []byte
+}
+
+func (p *canonParser) object(dst []byte, depth int) ([]byte, bool) {
+	p.pos++ // {
+	var members []member
+	p.space()
+	if p.pos < len(p.in) && p.in[p.pos] == '}' {
+		p.pos++
+		return append(dst, "{}"...), true
+	}
+	for {
+		p.space()
+		if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+			return dst, false
+		}
+		k, ok := p.str()
+		if !ok || !plainKey(k) {
+			return dst, false
+		}
+		p.space()
+		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+			return dst, false
+		}
+		p.pos++
+		p.space()
+		var v []byte
+		if v, ok = p.value(nil, depth+1); !ok {
+			return dst, false
+		}
+		members = append(members, member{k, v})
+		p.space()
+		if p.pos >= len(p.in) {
+			return dst, false
+		}
+		if p.in[p.pos] == '}' {
+			p.pos++
+			break
+		}
+		if p.in[p.pos] != ',' {
+			return dst, false
+		}
+		p.pos++
+	}
+	slices.SortFunc(members, func(a, b member) int { return compareStrings(a.key, b.key) })
+	dst = append(dst, '{')
+	for i, m := range members {
+		if i > 0 {
+			if m.key == members[i-1].key {
+				return dst, false // duplicate keys: the reference reports them
+			}
+			dst = append(dst, ',')
+		}
+		dst = appendCanonicalString(dst, m.key)
+		dst = append(dst, ':')
+		dst = append(dst, m.val...)
+	}
+	return append(dst, '}'), true
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// str reads a string; escapes other than \uXXXX of a surrogate are decoded,
+// and invalid UTF-8 or raw control characters end the fast path.
+func (p *canonParser) str() (string, bool) {
+	p.pos++ // opening quote
+	start := p.pos
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			s := p.in[start:p.pos]
+			p.pos++
+			if !utf8.Valid(s) {
+				return "", false
+			}
+			return string(s), true
+		case c == '\\':
+			return p.escapedStr(start)
+		case c < 0x20:
+			return "", false
+		}
+		p.pos++
+	}
+	return "", false
+}
+
+func (p *canonParser) escapedStr(start int) (string, bool) {
+	buf := append([]byte(nil), p.in[start:p.pos]...)
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			if !utf8.Valid(buf) {
+				return "", false
+			}
+			return string(buf), true
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			buf = append(buf, c)
+			p.pos++
+			continue
+		}
+		if p.pos+1 >= len(p.in) {
+			return "", false
+		}
+		e := p.in[p.pos+1]
+		p.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			if p.pos+4 > len(p.in) {
+				return "", false
+			}
+			n, err := strconv.ParseUint(string(p.in[p.pos:p.pos+4]), 16, 16)
+			if err != nil || (n >= 0xD800 && n <= 0xDFFF) {
+				return "", false
+			}
+			p.pos += 4
+			buf = utf8.AppendRune(buf, rune(n))
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// integer reads a plain integer (no fraction, no exponent, no leading
+// zero) of at most 15 digits, written as it is (-0 as 0).
+func (p *canonParser) integer(dst []byte) ([]byte, bool) {
+	start := p.pos
+	if p.in[p.pos] == '-' {
+		p.pos++
+	}
+	digits := p.pos
+	for p.pos < len(p.in) && p.in[p.pos] >= '0' && p.in[p.pos] <= '9' {
+		p.pos++
+	}
+	n := p.pos - digits
+	if n == 0 || n > 15 || (p.in[digits] == '0' && n > 1) {
+		return dst, false
+	}
+	if p.pos < len(p.in) {
+		switch p.in[p.pos] {
+		case '.', 'e', 'E':
+			return dst, false
+		}
+	}
+	if n == 1 && p.in[digits] == '0' {
+		return append(dst, '0'), true
+	}
+	return append(dst, p.in[start:p.pos]...), true
+}
