@@ -95,6 +95,10 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
 	}
+	if raw, ok := out.(*[]byte); ok { // text and NDJSON answers, as they are
+		*raw = data
+		return nil
+	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("rein at %s: unexpected answer: %w", c.BaseURL, err)
 	}

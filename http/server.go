@@ -87,6 +87,13 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/questions/{id}/wait", s.waitQuestion, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/questions/{id}/cancel", s.cancelQuestion, rein.RoleAgent, rein.RoleAdmin)
 
+	s.route("GET /v1/audit/checkpoint", s.getCheckpoint, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("GET /v1/audit/checkpoints", s.listCheckpoints, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("GET /v1/audit/entries", s.getEntries, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("GET /v1/audit/proof/inclusion", s.getInclusion, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("GET /v1/audit/proof/consistency", s.getConsistency, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("GET /v1/audit/keys", s.getAuditKeys, rein.RoleAuditor, rein.RoleAdmin)
+
 	s.route("GET /v1/policy", s.getPolicy, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("PUT /v1/policy", s.putPolicy, rein.RoleAdmin)
 	s.route("POST /v1/policy/simulate", s.simulate, rein.RoleAdmin, rein.RoleAuditor)

@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/audit"
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
@@ -41,6 +42,11 @@ type Config struct {
 	BaseURL string `yaml:"base_url"`
 	// PolicyPoll is how often policy files are checked for changes.
 	PolicyPoll time.Duration `yaml:"policy_poll"`
+	// AuditOrigin names the log in its checkpoints; default rein/<deployment id>.
+	AuditOrigin string `yaml:"audit_origin"`
+	// AuditKeyFile holds the checkpoint signing key (a note signer key);
+	// default <data>/audit.key, created on first start. REIN_AUDIT_KEY wins.
+	AuditKeyFile string `yaml:"audit_key_file"`
 }
 
 // LoadConfig reads a YAML config file strictly (unknown fields are errors).
@@ -63,6 +69,8 @@ type Server struct {
 	Addr     string // the address it listens on
 	Store    rein.Store
 	Policies *Policies
+	sealer   *audit.Sealer
+	log      *slog.Logger
 	http     *http.Server
 	ln       net.Listener
 	stop     context.CancelFunc
@@ -110,6 +118,25 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 	if err := bootstrapAdmin(ctx, store, cfg.Data, out); err != nil {
 		return nil, err
+	}
+	origin := cfg.AuditOrigin
+	if origin == "" {
+		origin = "rein/" + deployment
+	}
+	signer, vkey, err := signingKey(cfg, origin)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.AddAuditKey(ctx, &rein.AuditKey{Verifier: vkey, From: time.Now().UTC()}); err != nil {
+		return nil, fmt.Errorf("record the audit signing key: %w", err)
+	}
+	known, err := knownVerifiers(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("audit signing keys: %w", err)
+	}
+	sealer := &audit.Sealer{Store: store, Origin: origin, Signer: signer, Known: known, Now: time.Now}
+	if _, err := sealer.Seal(ctx); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
 	}
 
 	active := &policy.Active{}
@@ -163,7 +190,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{Addr: ln.Addr().String(), Store: store, Policies: pols, ln: ln, stop: stop, done: make(chan struct{}),
+	s := &Server{Addr: ln.Addr().String(), Store: store, Policies: pols, sealer: sealer, log: log, ln: ln, stop: stop, done: make(chan struct{}),
 		http: &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	if src.File != "" || src.Dir != "" {
@@ -178,6 +205,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		}
 	}
 	go sweep(runCtx, pipe, log)
+	go seal(runCtx, sealer, log)
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -212,6 +240,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop()
 	err := s.http.Shutdown(ctx)
 	<-s.done
+	if _, serr := s.sealer.Seal(context.Background()); serr != nil { // the last checkpoint covers every entry
+		s.log.Error("sealing the audit log on shutdown failed", "err", serr)
+		err = errors.Join(err, serr)
+	}
 	return errors.Join(err, s.Store.Close())
 }
 
