@@ -3,15 +3,23 @@ package e2e
 import (
 	"bytes"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/transparency-dev/merkle/proof"
+	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
+	_ "modernc.org/sqlite"
 
 	"github.com/reinhq/rein/audit"
 )
@@ -77,13 +85,22 @@ func doChecks(t *testing.T, s *server, key string, n int) {
 
 func auditSize(t *testing.T, s *server, key string) int64 {
 	t.Helper()
-	var n int64
+	return int64(len(allEntries(t, s, key)))
+}
+
+// allEntries reads the whole log, one line per entry.
+func allEntries(t *testing.T, s *server, key string) [][]byte {
+	t.Helper()
+	var out [][]byte
 	for {
-		_, body := httpDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=%d&limit=10000", s.URL, n), key, nil, "")
-		lines := int64(bytes.Count(body, []byte("\n")))
-		n += lines
-		if lines < 10000 {
-			return n
+		_, body := httpDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=%d&limit=10000", s.URL, len(out)), key, nil, "")
+		page := bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n"))
+		if len(body) == 0 {
+			page = nil
+		}
+		out = append(out, page...)
+		if len(page) < 10000 {
+			return out
 		}
 	}
 }
@@ -250,4 +267,219 @@ func newNoteKey(t *testing.T, name string) (note.Signer, string) {
 		t.Fatal(err)
 	}
 	return signer, vkey
+}
+
+func b64s(t *testing.T, ss []string) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// TestAuditProofsWithSecondImplementation checks the inclusion and
+// consistency proofs the API serves with github.com/transparency-dev/merkle,
+// an implementation independent of the one rein builds on, against roots
+// taken from signed checkpoints, and leaf hashes computed from the entries.
+func TestAuditProofsWithSecondImplementation(t *testing.T) {
+	s, admin, vkey := auditServer(t, t.TempDir(), nil)
+	doChecks(t, s, admin, 10)
+	old := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	_, oldNote := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
+	doChecks(t, s, admin, 27)
+	size := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	_, newNote := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
+	known, err := audit.Verifiers(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCP, _, err := audit.Open(oldNote, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newCP, _, err := audit.Open(newNote, known)
+	if err != nil || newCP.Size != size {
+		t.Fatalf("latest checkpoint: %v %+v", err, newCP)
+	}
+	_, entries := httpDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=0&limit=%d", s.URL, size), admin, nil, "")
+	lines := bytes.Split(bytes.TrimSuffix(entries, []byte("\n")), []byte("\n"))
+	if int64(len(lines)) < size {
+		t.Fatalf("%d entries for a checkpoint of %d", len(lines), size)
+	}
+	h := rfc6962.DefaultHasher
+	for index := int64(0); index < size; index++ {
+		var p struct {
+			LeafHash string   `json:"leaf_hash"`
+			Hashes   []string `json:"hashes"`
+		}
+		getJSON(t, fmt.Sprintf("%s/v1/audit/proof/inclusion?index=%d&size=%d", s.URL, index, size), admin, &p)
+		leaf := h.HashLeaf(lines[index])
+		if base64.StdEncoding.EncodeToString(leaf) != p.LeafHash {
+			t.Fatalf("entry %d: served leaf hash differs from the hash of its bytes", index)
+		}
+		if err := proof.VerifyInclusion(h, uint64(index), uint64(size), leaf, b64s(t, p.Hashes), newCP.Root[:]); err != nil {
+			t.Fatalf("inclusion proof of %d in %d: %v", index, size, err)
+		}
+		// A proof for one entry does not prove another.
+		if index > 0 {
+			if err := proof.VerifyInclusion(h, uint64(index), uint64(size), h.HashLeaf(lines[index-1]), b64s(t, p.Hashes), newCP.Root[:]); err == nil {
+				t.Fatalf("the proof of %d also proved entry %d", index, index-1)
+			}
+		}
+	}
+	var c struct {
+		Hashes []string `json:"hashes"`
+	}
+	getJSON(t, fmt.Sprintf("%s/v1/audit/proof/consistency?old=%d&new=%d", s.URL, old, size), admin, &c)
+	if err := proof.VerifyConsistency(h, uint64(old), uint64(size), b64s(t, c.Hashes), oldCP.Root[:], newCP.Root[:]); err != nil {
+		t.Fatalf("consistency proof %d -> %d: %v", old, size, err)
+	}
+	bad := oldCP.Root
+	bad[0] ^= 1
+	if err := proof.VerifyConsistency(h, uint64(old), uint64(size), b64s(t, c.Hashes), bad[:], newCP.Root[:]); err == nil {
+		t.Fatal("the consistency proof also held for a different old root")
+	}
+	for _, q := range []string{"index=-1", "index=" + fmt.Sprint(size), "index=0&size=" + fmt.Sprint(size+1000), "index=x"} {
+		if code, body := httpDo(t, "GET", s.URL+"/v1/audit/proof/inclusion?"+q, admin, nil, ""); code != 400 {
+			t.Errorf("inclusion %s: %d %s; want 400", q, code, body)
+		}
+	}
+}
+
+// TestAuditCrash runs checks from many clients, kills the server with
+// SIGKILL mid-load, restarts it, and proves every audit_index that was
+// returned to a client is in the log with its check, and that the log
+// verifies.
+func TestAuditCrash(t *testing.T) {
+	data := t.TempDir()
+	s, admin, vkey := auditServer(t, data, nil)
+	type acked struct {
+		id    string
+		index int64
+	}
+	var mu sync.Mutex
+	var got []acked
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, body, err := tryHTTP("POST", s.URL+"/v1/check", admin, []byte(fmt.Sprintf(`{"tool":"fs.read","args":{"path":"w%d-%d"}}`, w, i)))
+				if err != nil || code != 200 {
+					continue // the server is gone: nothing was acknowledged
+				}
+				var a struct {
+					ID         string `json:"id"`
+					AuditIndex int64  `json:"audit_index"`
+				}
+				if json.Unmarshal(body, &a) == nil {
+					mu.Lock()
+					got = append(got, acked{a.ID, a.AuditIndex})
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	s.kill()
+	close(stop)
+	wg.Wait()
+	if len(got) < 50 {
+		t.Fatalf("only %d checks were acknowledged before the kill", len(got))
+	}
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, pol, auditPolicy)
+	s = startServer(t, data, nil, "--policy", pol)
+	size := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	lines := allEntries(t, s, admin)
+	for _, a := range got {
+		if a.index >= int64(len(lines)) {
+			t.Fatalf("check %s was acknowledged with audit_index %d, but the log has %d entries", a.id, a.index, len(lines))
+		}
+		var e struct{ Kind, Subject string }
+		json.Unmarshal(lines[a.index], &e)
+		if e.Kind != "check" || e.Subject != a.id {
+			t.Fatalf("audit_index %d holds %s %s, not check %s", a.index, e.Kind, e.Subject, a.id)
+		}
+	}
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle); r.code != 0 {
+		t.Fatalf("export after the crash: %s", r)
+	}
+	if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey); r.code != 0 {
+		t.Fatalf("verify after the crash: %s", r)
+	}
+	t.Logf("%d acknowledged checks survived the kill; log of %d entries verifies", len(got), size)
+}
+
+// tryHTTP is httpDo without failing the test on connection errors.
+func tryHTTP(method, url, key string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := httpClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
+}
+
+// TestAuditDatabaseTamper changes the database behind rein's back: the
+// triggers refuse UPDATE and DELETE; with them dropped, a changed or
+// deleted row is caught by the next export's verification.
+func TestAuditDatabaseTamper(t *testing.T) {
+	for _, c := range []struct{ name, sql, want string }{
+		{"changed entry", `UPDATE audit_entries SET body = replace(body, '"fs.read"', '"fs.reaD"') WHERE idx = 5`, "do not give the root"},
+		{"deleted entry", `DELETE FROM audit_entries WHERE idx = 5`, "index 5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := t.TempDir()
+			s, admin, vkey := auditServer(t, data, nil)
+			doChecks(t, s, admin, 12)
+			s.stop() // a graceful stop seals the last entries
+			db, err := sql.Open("sqlite", filepath.Join(data, "rein.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(c.sql); err == nil || !strings.Contains(err.Error(), "append-only") {
+				t.Fatalf("the trigger did not refuse %q: %v", c.sql, err)
+			}
+			for _, stmt := range []string{"DROP TRIGGER audit_entries_no_update", "DROP TRIGGER audit_entries_no_delete", c.sql} {
+				if _, err := db.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			db.Close()
+			pol := filepath.Join(t.TempDir(), "policy.yaml")
+			writeFile(t, pol, auditPolicy)
+			s = startServer(t, data, nil, "--policy", pol)
+			sealedCheckpoint(t, s, admin, 1)
+			time.Sleep(1500 * time.Millisecond) // the restart's own entries are sealed
+			bundle := filepath.Join(t.TempDir(), "bundle")
+			if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle); r.code != 0 {
+				t.Fatalf("export: %s", r)
+			}
+			if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey); r.code != 1 || !strings.Contains(r.stdout, c.want) {
+				t.Fatalf("the tampered database was not reported (%q): %s", c.want, r)
+			}
+		})
+	}
 }
