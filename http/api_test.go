@@ -117,6 +117,7 @@ type env struct {
 	active *policy.Active
 	pols   *serve.Policies
 	srv    *httptest.Server
+	pipe   *pipeline.Pipeline
 	keys   map[string]*testKey
 }
 
@@ -155,7 +156,7 @@ func newEnv(t testing.TB, global string) *env {
 	t.Cleanup(pipe.StopWaiting) // runs first: long-polls answer, so that Close does not wait on them
 	pipe.BaseURL = srv.URL
 
-	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, keys: map[string]*testKey{}}
+	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, pipe: pipe, keys: map[string]*testKey{}}
 	e.addKey("root", rein.AllTenants, rein.RoleAdmin)
 	for _, tenant := range tenants {
 		e.addKey(tenant+"-admin", tenant, rein.RoleAdmin)

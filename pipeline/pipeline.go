@@ -27,6 +27,9 @@ type Pipeline struct {
 	Log     *slog.Logger
 	// Now is the clock; tests may set it.
 	Now func() time.Time
+	// AuditArgs chooses, per tool glob, how arguments are kept in audit
+	// entries (ArgsRedactSecrets when no rule matches).
+	AuditArgs []ArgsRule
 	// Observe, when set, is told about every recorded decision (metrics).
 	Observe func(rec *rein.CheckRecord, took time.Duration)
 
@@ -325,7 +328,7 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		rec.RetryAfterMS = &ms
 	}
 	entries := []*rein.Entry{{TS: c.at, Tenant: c.tenant, Kind: rein.KindCheck, Actor: c.input.Agent, Subject: id,
-		PolicyVersion: rec.PolicyVersion, Data: checkEntryData(rec, c)}}
+		PolicyVersion: rec.PolicyVersion, Data: p.checkEntryData(rec, c)}}
 	var created *rein.Approval
 	if c.approval != nil {
 		rec.Approval = c.approval.Ref(p.BaseURL)
@@ -359,16 +362,22 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	return stored, nil
 }
 
-func checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {
-	d := map[string]any{
-		"tool": c.input.Tool, "args": c.input.Args, "session": c.input.Session, "agent": c.input.Agent,
+func (p *Pipeline) checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {
+	d, _ := p.auditArgs(c, c.input.Args)
+	for k, v := range map[string]any{
+		"tool": c.input.Tool, "session": c.input.Session, "agent": c.input.Agent,
 		"intent": c.input.Intent, "labels": c.input.Labels, "cost": rein.Decimal(c.input.Cost),
 		"request_id": c.input.RequestID, "key_id": c.key.ID,
 		"decision": rec.Decision, "reason": rec.Reason, "rule": rec.Rule, "risk": rec.Risk,
 		"action_hash": rec.ActionHash, "shadow": rec.Shadow,
+	} {
+		d[k] = v
 	}
 	if string(rec.Args) != string(c.input.Args) {
-		d["result_args"] = rec.Args
+		res, _ := p.auditArgs(c, rec.Args)
+		for k, v := range res {
+			d["result_"+k] = v
+		}
 	}
 	if c.approval != nil {
 		d["approval_id"] = c.approval.ID

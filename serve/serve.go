@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -47,6 +48,9 @@ type Config struct {
 	// AuditKeyFile holds the checkpoint signing key (a note signer key);
 	// default <data>/audit.key, created on first start. REIN_AUDIT_KEY wins.
 	AuditKeyFile string `yaml:"audit_key_file"`
+	// AuditArgs chooses per tool glob how arguments are kept in audit
+	// entries: redact_secrets (default), values or hashes.
+	AuditArgs []pipeline.ArgsRule `yaml:"audit_args"`
 }
 
 // LoadConfig reads a YAML config file strictly (unknown fields are errors).
@@ -88,6 +92,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 	if cfg.PolicyPoll == 0 {
 		cfg.PolicyPoll = time.Second
+	}
+	for _, r := range cfg.AuditArgs {
+		if _, err := path.Match(r.Tool, ""); err != nil || r.Tool == "" {
+			return nil, fmt.Errorf("audit_args: tool %q is not a valid glob", r.Tool)
+		}
+		switch r.Store {
+		case pipeline.ArgsRedactSecrets, pipeline.ArgsValues, pipeline.ArgsHashes:
+		default:
+			return nil, fmt.Errorf("audit_args: store %q for tool %q: use redact_secrets, values or hashes", r.Store, r.Tool)
+		}
 	}
 	if cfg.Policy != "" && cfg.PolicyDir != "" {
 		return nil, errors.New("give --policy FILE or --policy-dir DIR, not both")
@@ -165,7 +179,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		Help: "Time to decide and durably record a check.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	reg.MustRegister(decisions, latency)
 
-	pipe := &pipeline.Pipeline{Store: store, Policies: active, BaseURL: base, Log: log,
+	pipe := &pipeline.Pipeline{Store: store, Policies: active, BaseURL: base, Log: log, AuditArgs: cfg.AuditArgs,
 		Observe: func(rec *rein.CheckRecord, took time.Duration) {
 			decisions.WithLabelValues(string(rec.Decision)).Inc()
 			latency.Observe(took.Seconds())
