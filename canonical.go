@@ -448,3 +448,178 @@ func (p *canonParser) integer(dst []byte) ([]byte, bool) {
 	}
 	return append(dst, p.in[start:p.pos]...), true
 }
+
+// IsCanonicalJSON reports whether b is exactly the canonical (RFC 8785) form
+// of the JSON value it holds. The common case is decided in place without
+// allocating; anything else is compared with its canonicalisation.
+func IsCanonicalJSON(b []byte) bool {
+	c := canonCheck{in: b}
+	ok, sure := c.value(0)
+	if sure && ok && c.pos != len(b) {
+		ok = false
+	}
+	if sure {
+		return ok
+	}
+	out, err := AppendCanonicalJSON(nil, b)
+	return err == nil && bytes.Equal(out, b)
+}
+
+// canonCheck walks canonical JSON. Each step returns (ok, sure): sure
+// false means the fast path cannot decide (fractions, exponents, long
+// numbers, escaped or non-ASCII keys, non-ASCII text).
+type canonCheck struct {
+	in  []byte
+	pos int
+}
+
+func (c *canonCheck) value(depth int) (bool, bool) {
+	if c.pos >= len(c.in) || depth > maxCanonicalDepth {
+		return false, false
+	}
+	switch ch := c.in[c.pos]; {
+	case ch == '{':
+		c.pos++
+		if c.pos < len(c.in) && c.in[c.pos] == '}' {
+			c.pos++
+			return true, true
+		}
+		var prev []byte
+		for {
+			if c.pos >= len(c.in) || c.in[c.pos] != '"' {
+				return false, true
+			}
+			start := c.pos + 1
+			for c.pos++; c.pos < len(c.in) && c.in[c.pos] != '"'; c.pos++ {
+				if x := c.in[c.pos]; x == '\\' || x < 0x20 || x >= 0x80 {
+					return false, false
+				}
+			}
+			if c.pos >= len(c.in) {
+				return false, true
+			}
+			key := c.in[start:c.pos]
+			if prev != nil && bytes.Compare(key, prev) <= 0 {
+				return false, true // out of order, or a duplicate
+			}
+			prev = key
+			c.pos++
+			if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+				return false, true
+			}
+			c.pos++
+			if ok, sure := c.value(depth + 1); !ok || !sure {
+				return ok, sure
+			}
+			if c.pos >= len(c.in) {
+				return false, true
+			}
+			switch c.in[c.pos] {
+			case ',':
+				c.pos++
+			case '}':
+				c.pos++
+				return true, true
+			default:
+				return false, true
+			}
+		}
+	case ch == '[':
+		c.pos++
+		if c.pos < len(c.in) && c.in[c.pos] == ']' {
+			c.pos++
+			return true, true
+		}
+		for {
+			if ok, sure := c.value(depth + 1); !ok || !sure {
+				return ok, sure
+			}
+			if c.pos >= len(c.in) {
+				return false, true
+			}
+			switch c.in[c.pos] {
+			case ',':
+				c.pos++
+			case ']':
+				c.pos++
+				return true, true
+			default:
+				return false, true
+			}
+		}
+	case ch == '"':
+		return c.str()
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		start := c.pos
+		if ch == '-' {
+			c.pos++
+		}
+		digits := c.pos
+		for c.pos < len(c.in) && c.in[c.pos] >= '0' && c.in[c.pos] <= '9' {
+			c.pos++
+		}
+		n := c.pos - digits
+		if c.pos < len(c.in) && (c.in[c.pos] == '.' || c.in[c.pos] == 'e' || c.in[c.pos] == 'E') || n > 15 {
+			return false, false
+		}
+		if n == 0 || (c.in[digits] == '0' && (n > 1 || digits > start)) {
+			return false, true // "-", leading zeros, "-0"
+		}
+		return true, true
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(c.in[c.pos:], []byte(lit)) {
+				c.pos += len(lit)
+				return true, true
+			}
+		}
+		return false, true
+	}
+}
+
+// str checks a string in its canonical form: only \" \\ \b \f \n \r \t and
+// \u00xx (lower-case hex, for other control characters) as escapes.
+func (c *canonCheck) str() (bool, bool) {
+	for c.pos++; c.pos < len(c.in); c.pos++ {
+		switch x := c.in[c.pos]; {
+		case x == '"':
+			c.pos++
+			return true, true
+		case x < 0x20:
+			return false, true
+		case x >= 0x80:
+			return false, false
+		case x == '\\':
+			if c.pos+1 >= len(c.in) {
+				return false, true
+			}
+			c.pos++
+			switch c.in[c.pos] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if c.pos+4 >= len(c.in) || c.in[c.pos+1] != '0' || c.in[c.pos+2] != '0' {
+					return false, true
+				}
+				h, l := c.in[c.pos+3], c.in[c.pos+4]
+				if h != '0' && h != '1' || !(l >= '0' && l <= '9' || l >= 'a' && l <= 'f') {
+					return false, true
+				}
+				switch v := (h-'0')<<4 | hexVal(l); v {
+				case '\b', '\f', '\n', '\r', '\t':
+					return false, true // these have short forms
+				}
+				c.pos += 4
+			default:
+				return false, true
+			}
+		}
+	}
+	return false, true
+}
+
+func hexVal(b byte) byte {
+	if b <= '9' {
+		return b - '0'
+	}
+	return b - 'a' + 10
+}

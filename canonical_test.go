@@ -17,7 +17,8 @@ var canonicalCases = []string{
 	`"\ud83d\ude00"`, `"\ud83d"`, `"a\/b"`, `"\u0000\u001f\u007f"`, `"<&>"`, "\"\u2028\"", `"\b\f\n\r\t\"\\"`,
 	`"\x"`, "\"\xff\"", "\"tab\there\"", `{"a":1,}`, `[1,]`, `[1 2]`, `{"a" 1}`, `{1:2}`, `"unterminated`,
 	`{"k\"ey":1}`, `{"a\\b":1}`, `[` + strings.Repeat(`[`, 70) + strings.Repeat(`]`, 70) + `]`, `{"a":1} x`, ``,
-	`{"command":"rm -rf ./build","env":{"PATH":"/usr/bin"},"n":[1,-2,3]}`,
+	`{"command":"rm -rf ./build","env":{"PATH":"/usr/bin"},"n":[1,-2,3]}`, `{"a":1,"b":[true,null,"x\u001f"]}`,
+	`"\u001F"`, `"\u000a"`, `"\u0041"`, `{"b":1,"a":2}`, `[1,2]`, `[1, 2]`, `{"a":"\/"}`, `"é"`, `"\u00e9"`, `-0`, `-1`, `01`,
 }
 
 // TestCanonicalJSONMatchesReference: the fast path gives exactly what the
@@ -34,6 +35,13 @@ func compareCanonicalJSON(t *testing.T, in []byte) {
 	got, gotErr := AppendCanonicalJSON(nil, in)
 	if (wantErr != nil) != (gotErr != nil) || string(got) != string(want) {
 		t.Errorf("canonical %q:\n got %q (%v)\nwant %q (%v)", in, got, gotErr, want, wantErr)
+	}
+	isCanon := wantErr == nil && string(want) == string(in)
+	if IsCanonicalJSON(in) != isCanon {
+		t.Errorf("IsCanonicalJSON(%q) = %v, want %v", in, !isCanon, isCanon)
+	}
+	if wantErr == nil && !IsCanonicalJSON(want) {
+		t.Errorf("IsCanonicalJSON(%q) = false for the reference's own output", want)
 	}
 }
 

@@ -154,3 +154,5 @@ func RecordRow(index int64) (record int64, pos int) {
 	level, n := tlog.SplitStoredHashIndex(index)
 	return (n+1)<<level - 1, level
 }
+
+func leafHash(entry []byte) tlog.Hash { return tlog.RecordHash(entry) }
