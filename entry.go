@@ -42,6 +42,7 @@ type Entry struct {
 type StoredEntry struct {
 	Index  int64
 	Tenant string
+	Kind   string
 	Bytes  []byte
 }
 

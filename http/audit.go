@@ -14,8 +14,8 @@ import (
 )
 
 // The audit endpoints (auditor, admin). Entries of other tenants appear as
-// their index and leaf hash only; entries of tenant "*" (the deployment:
-// server starts, the global policy, signing keys) are visible to all.
+// their index and leaf hash only, except the deployment's entries that
+// concern every tenant: server starts, the global policy, signing keys.
 
 func (s *Server) getCheckpoint(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	c, err := s.Store.LatestCheckpoint(r.Context())
@@ -73,8 +73,20 @@ func int64Param(r *http.Request, name string, def int64) (int64, error) {
 	return n, nil
 }
 
-// visible reports whether key may read an entry of tenant t in full.
-func visible(key *rein.Key, t string) bool { return key.Sees(t) || t == rein.AllTenants }
+// visible reports whether key may read an entry in full.
+func visible(key *rein.Key, e *rein.StoredEntry) bool {
+	if key.Sees(e.Tenant) {
+		return true
+	}
+	if e.Tenant != rein.AllTenants {
+		return false
+	}
+	switch e.Kind {
+	case rein.KindServerStarted, rein.KindPolicyUpdated, rein.KindSigningKeyRotated:
+		return true
+	}
+	return false
+}
 
 // getEntries: GET /v1/audit/entries?start=N&limit=M (limit at most 10000),
 // application/x-ndjson, the exact stored bytes.
@@ -95,7 +107,7 @@ func (s *Server) getEntries(w http.ResponseWriter, r *http.Request, key *rein.Ke
 	w.Header().Set("Cache-Control", "no-store")
 	buf := make([]byte, 0, 64*1024)
 	for _, e := range list {
-		if visible(key, e.Tenant) {
+		if visible(key, e) {
 			buf = append(buf, e.Bytes...)
 		} else {
 			h := tlog.RecordHash(e.Bytes)

@@ -64,3 +64,46 @@ func TestAuditArgsKeepSecretsOut(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditEntriesTenantScope: an auditor reads its tenant's entries in
+// full, other tenants' as leaf hashes only, and the deployment's entries
+// that concern everyone (the global policy) in full.
+func TestAuditEntriesTenantScope(t *testing.T) {
+	e := newEnv(t, secretPolicy)
+	e.check("acme-agent", map[string]any{"tool": "fs.read", "args": map[string]any{"path": "acme-secret-plan"}})
+	e.check("globex-agent", map[string]any{"tool": "fs.read", "args": map[string]any{"path": "globex-secret-plan"}})
+	r := e.do("GET", "/v1/audit/entries?start=0&limit=10000", "acme-auditor", nil)
+	wantStatus(t, r, 200)
+	if ct := r.Header.Get("Content-Type"); ct != "application/x-ndjson" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	body := string(r.Body)
+	if !strings.Contains(body, "acme-secret-plan") || strings.Contains(body, "globex-secret-plan") {
+		t.Fatalf("acme's auditor sees the wrong entries:\n%s", body)
+	}
+	if strings.Contains(body, `"name":"root"`) {
+		t.Errorf("acme's auditor reads the deployment's key entries")
+	}
+	if !strings.Contains(body, `"kind":"policy.updated"`) {
+		t.Errorf("acme's auditor cannot read the global policy's entry")
+	}
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if len(lines) != e.entryCount() {
+		t.Fatalf("%d lines for %d entries: hidden entries must keep their place", len(lines), e.entryCount())
+	}
+	hidden := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"index":`) && strings.Contains(l, `"leaf_hash":`) {
+			hidden++
+		}
+	}
+	if hidden == 0 {
+		t.Error("no entry was hidden from acme's auditor")
+	}
+	root := string(e.do("GET", "/v1/audit/entries?start=0&limit=10000", "root", nil).Body)
+	if !strings.Contains(root, "globex-secret-plan") || !strings.Contains(root, "acme-secret-plan") {
+		t.Error("the admin of tenant * does not see every entry")
+	}
+	wantError(t, e.do("GET", "/v1/audit/entries", "acme-agent", nil), 403, "forbidden")
+	wantError(t, e.do("GET", "/v1/audit/entries?limit=0", "acme-auditor", nil), 400, "bad_request")
+}

@@ -1,8 +1,15 @@
 package http_test
 
 import (
+	"crypto/rand"
+	mrand "math/rand/v2"
+
+	"golang.org/x/mod/sumdb/note"
+
 	"encoding/json"
 	"fmt"
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/audit"
 	"net/http"
 	"slices"
 	"testing"
@@ -103,4 +110,44 @@ func BenchmarkVoteToWaiter(b *testing.B) {
 	b.ReportMetric(pct(voteRTT, 0.50), "vote-p50-ms")
 	b.ReportMetric(pct(voteRTT, 0.99), "vote-p99-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkInclusionProof: GET /v1/audit/proof/inclusion for random entries
+// of a 100,000-entry log, over HTTP against SQLite.
+func BenchmarkInclusionProof(b *testing.B) {
+	e := newEnv(b, globalPolicy)
+	const n = 100_000
+	for i := 0; i < n; i += 1000 {
+		batch := make([]*rein.Entry, 1000)
+		for j := range batch {
+			batch[j] = &rein.Entry{TS: time.Now(), Tenant: "acme", Kind: rein.KindCheck, Actor: "builder", Subject: fmt.Sprint(i + j),
+				Data: map[string]any{"tool": "fs.read", "args": map[string]any{"path": fmt.Sprintf("f%d", i+j)}}}
+		}
+		if err := e.store.Append(e.ctx, batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	skey, vkey, _ := note.GenerateKey(rand.Reader, "rein/bench")
+	signer, _ := note.NewSigner(skey)
+	known, _ := audit.Verifiers(vkey)
+	s := &audit.Sealer{Store: e.store, Origin: "rein/bench", Signer: signer, Known: known, Now: time.Now}
+	cp, err := s.Seal(e.ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := mrand.New(mrand.NewPCG(1, 1))
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res := e.do("GET", fmt.Sprintf("/v1/audit/proof/inclusion?index=%d", r.Int64N(cp.Size)), "acme-auditor", nil)
+		lat = append(lat, time.Since(start))
+		if res.Status != http.StatusOK {
+			b.Fatalf("%d %s", res.Status, res.Body)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds())/1000, "p99-ms")
 }

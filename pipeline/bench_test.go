@@ -25,9 +25,11 @@ func BenchmarkCheck(b *testing.B) {
 	}
 }
 
-// BenchmarkCheckParallel is the same with as many callers as GOMAXPROCS.
+// BenchmarkCheckParallel is the same with 64 concurrent callers, whose
+// records the store commits in shared transactions (group commit).
 func BenchmarkCheckParallel(b *testing.B) {
 	f := setup(b, testPolicy)
+	b.SetParallelism(32)
 	req := &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{"path":"src/main.go"}`), Session: "s1"}
 	b.ReportAllocs()
 	b.ResetTimer()

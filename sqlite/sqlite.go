@@ -361,7 +361,7 @@ func (db *DB) Append(ctx context.Context, entries ...*rein.Entry) error {
 
 // Entries returns up to limit entries from index start on.
 func (db *DB) Entries(ctx context.Context, start int64, limit int) ([]*rein.StoredEntry, error) {
-	rows, err := db.read.QueryContext(ctx, "SELECT idx, tenant, body FROM audit_entries WHERE idx >= ? ORDER BY idx LIMIT ?", start, limit)
+	rows, err := db.read.QueryContext(ctx, "SELECT idx, tenant, kind, body FROM audit_entries WHERE idx >= ? ORDER BY idx LIMIT ?", start, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (db *DB) Entries(ctx context.Context, start int64, limit int) ([]*rein.Stor
 	var out []*rein.StoredEntry
 	for rows.Next() {
 		e := &rein.StoredEntry{}
-		if err := rows.Scan(&e.Index, &e.Tenant, &e.Bytes); err != nil {
+		if err := rows.Scan(&e.Index, &e.Tenant, &e.Kind, &e.Bytes); err != nil {
 			return nil, err
 		}
 		out = append(out, e)
