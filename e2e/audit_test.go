@@ -149,6 +149,9 @@ func TestAuditTamperBattery(t *testing.T) {
 	if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--trusted", pin); r.code != 0 {
 		t.Fatalf("verify against its own pin: %s", r)
 	}
+	if r := rein(t, cli, "audit", "keys"); r.code != 0 || strings.TrimSpace(r.stdout) != vkey {
+		t.Fatalf("rein audit keys: %s (want %s)", r, vkey)
+	}
 	mid := int(size / 2)
 	otherSigner, otherVkey := newNoteKey(t, "rein/impostor")
 	cases := []struct {

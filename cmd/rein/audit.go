@@ -32,6 +32,10 @@ func init() {
 			example: `  rein audit verify ./audit --key "$(cat rein-audit.pub)"
   rein audit verify ./audit --key "$(cat rein-audit.pub)" --trusted last.checkpoint --pin last.checkpoint`,
 			run: runAuditVerify},
+		{name: "keys", summary: "print the verifier keys of the log's checkpoints, the one in use last",
+			args:    "[--output json]",
+			example: "  rein audit verify ./bundle --key \"$(rein audit keys | tail -1)\"",
+			run:     runAuditKeys},
 	}})
 }
 
@@ -268,6 +272,27 @@ func runAuditVerify(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "rein audit verify: %v\n", err)
 			return exitUsage
 		}
+	}
+	return exitOK
+}
+
+func runAuditKeys(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein audit keys", commandNamed("audit").sub[3])
+	newClient := clientFlags(e, fs)
+	output := fs.String("output", "text", "text or json")
+	if _, code, ok := parse(fs, args); !ok {
+		return code
+	}
+	keys, err := newClient().AuditKeys(ctx)
+	if err != nil {
+		return fail(e, "rein audit keys", err)
+	}
+	if *output == "json" {
+		printJSON(e, keys)
+		return exitOK
+	}
+	for _, k := range keys {
+		fmt.Fprintln(e.stdout, k.Verifier)
 	}
 	return exitOK
 }
