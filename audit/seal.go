@@ -34,6 +34,14 @@ type Sealer struct {
 	mu sync.Mutex
 }
 
+// SetSigner makes signer sign the checkpoints from now on, and known the
+// keys that open the stored ones (after a key rotation).
+func (s *Sealer) SetSigner(signer note.Signer, known note.Verifiers) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Signer, s.Known = signer, known
+}
+
 // chunk is how many records are hashed and stored per transaction.
 const chunk = 16384
 

@@ -77,3 +77,13 @@ func (c *Client) AuditKeys(ctx context.Context) ([]rein.AuditKey, error) {
 	}
 	return out.Keys, nil
 }
+
+// RotateAuditKey replaces the checkpoint signing key (admin of tenant *)
+// and returns the new key's verifier.
+func (c *Client) RotateAuditKey(ctx context.Context) (*rein.AuditKey, error) {
+	var out rein.AuditKey
+	if err := c.doJSON(ctx, "POST", "/v1/audit/rotate-key", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

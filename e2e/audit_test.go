@@ -486,3 +486,54 @@ func TestAuditDatabaseTamper(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditKeyRotation: after rein audit rotate-key, the log verifies with
+// both keys and not with the old one alone, and the rotation entry carries a
+// statement signed by both keys.
+func TestAuditKeyRotation(t *testing.T) {
+	s, admin, oldKey := auditServer(t, t.TempDir(), nil)
+	doChecks(t, s, admin, 5)
+	cli := s.clientEnv(admin)
+	r := rein(t, cli, "audit", "rotate-key")
+	newKey := strings.TrimSpace(r.stdout)
+	if r.code != 0 || newKey == "" || newKey == oldKey {
+		t.Fatalf("rotate-key: %s", r)
+	}
+	doChecks(t, s, admin, 5)
+	sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	if r := rein(t, cli, "audit", "keys"); r.code != 0 || strings.TrimSpace(r.stdout) != oldKey+"\n"+newKey {
+		t.Fatalf("rein audit keys after rotation: %s", r)
+	}
+	var stmt string
+	for _, l := range allEntries(t, s, admin) {
+		var e struct {
+			Kind string
+			Data struct{ Old, New, Statement string }
+		}
+		json.Unmarshal(l, &e)
+		if e.Kind == "signing_key.rotated" {
+			if e.Data.Old != oldKey || e.Data.New != newKey {
+				t.Fatalf("rotation entry names %s -> %s", e.Data.Old, e.Data.New)
+			}
+			stmt = e.Data.Statement
+		}
+	}
+	both, _ := audit.Verifiers(oldKey, newKey)
+	n, err := note.Open([]byte(stmt), both)
+	if err != nil || len(n.Sigs) != 2 {
+		t.Fatalf("the rotation statement is not signed by both keys: %v (%d signatures)", err, len(n.Sigs))
+	}
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if r := rein(t, cli, "audit", "export", "--out", bundle); r.code != 0 {
+		t.Fatalf("export: %s", r)
+	}
+	if r := rein(t, nil, "audit", "verify", bundle, "--key", oldKey, "--key", newKey); r.code != 0 {
+		t.Fatalf("verify with both keys: %s", r)
+	}
+	if r := rein(t, nil, "audit", "verify", bundle, "--key", oldKey); r.code != 1 {
+		t.Fatalf("verify with the old key alone passed: %s", r)
+	}
+	if code, _ := httpDo(t, "POST", s.URL+"/v1/audit/rotate-key", createAgentKey(t, s, admin, "acme-admin-ish", "acme"), nil, ""); code != 403 {
+		t.Fatalf("an agent key rotated the signing key: %d", code)
+	}
+}

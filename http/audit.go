@@ -238,3 +238,19 @@ func (s *Server) getAuditKeys(w http.ResponseWriter, r *http.Request, key *rein.
 	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 	return nil
 }
+
+// rotateKey: POST /v1/audit/rotate-key (admin of tenant "*").
+func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	if key.Tenant != rein.AllTenants {
+		return rein.Errorf(rein.ECodeForbidden, "key %q is an admin of tenant %q; rotating the deployment's signing key needs an admin of tenant *", key.Name, key.Tenant)
+	}
+	if s.RotateKey == nil {
+		return rein.Errorf(rein.ECodeConflict, "this server does not rotate its signing key")
+	}
+	k, err := s.RotateKey(r.Context(), key.Name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, k)
+	return nil
+}

@@ -47,6 +47,8 @@ type Server struct {
 	Ready    func(ctx context.Context) error
 	Registry *prometheus.Registry
 	Now      func() time.Time
+	// RotateKey replaces the checkpoint signing key (nil: not offered).
+	RotateKey func(ctx context.Context, by string) (*rein.AuditKey, error)
 
 	mux      *http.ServeMux
 	requests *prometheus.CounterVec
@@ -93,6 +95,7 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/audit/proof/inclusion", s.getInclusion, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("GET /v1/audit/proof/consistency", s.getConsistency, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("GET /v1/audit/keys", s.getAuditKeys, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("POST /v1/audit/rotate-key", s.rotateKey, rein.RoleAdmin)
 
 	s.route("GET /v1/policy", s.getPolicy, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("PUT /v1/policy", s.putPolicy, rein.RoleAdmin)

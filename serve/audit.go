@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -16,6 +17,67 @@ import (
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/audit"
 )
+
+// keyRing holds the checkpoint signing key and rotates it.
+type keyRing struct {
+	mu     sync.Mutex
+	origin string
+	path   string // the key file in the data directory; "" when the key comes from outside
+	signer note.Signer
+	vkey   string
+	store  rein.Store
+	sealer *audit.Sealer
+}
+
+// Rotate replaces the signing key with a new one. The old and the new key
+// both sign a statement naming each other, which goes into the log as a
+// signing_key.rotated entry; the old key seals the log up to and including
+// that entry, and every checkpoint after it is signed by the new key.
+func (k *keyRing) Rotate(ctx context.Context, by string) (*rein.AuditKey, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.path == "" {
+		return nil, rein.Errorf(rein.ECodeConflict, "the signing key comes from REIN_AUDIT_KEY or audit_key_file, which rein does not write; put a new key there and restart (verifiers then need both keys)")
+	}
+	skey, vkey, err := note.GenerateKey(rand.Reader, k.origin)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "generate a signing key: %v", err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "new signing key: %v", err)
+	}
+	stmt, err := note.Sign(&note.Note{Text: fmt.Sprintf("rein signing key rotation\n%s\nold %s\nnew %s\n", k.origin, k.vkey, vkey)}, k.signer, signer)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "sign the rotation: %v", err)
+	}
+	now := time.Now().UTC()
+	if err := k.store.Append(ctx, &rein.Entry{TS: now, Tenant: rein.AllTenants, Kind: rein.KindSigningKeyRotated, Actor: by,
+		Subject: k.origin, Data: map[string]any{"old": k.vkey, "new": vkey, "statement": string(stmt)}}); err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "record the rotation: %v", err)
+	}
+	if _, err := k.sealer.Seal(ctx); err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "seal the log with the old key: %v", err)
+	}
+	tmp := k.path + ".new"
+	if err := os.WriteFile(tmp, []byte(skey+"\n"), 0o600); err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "write the new key: %v", err)
+	}
+	if err := os.Rename(tmp, k.path); err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "install the new key: %v", err)
+	}
+	key := &rein.AuditKey{Verifier: vkey, From: time.Now().UTC()}
+	if err := k.store.AddAuditKey(ctx, key); err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "record the new key: %v", err)
+	}
+	known, err := knownVerifiers(ctx, k.store)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "read the signing keys: %v", err)
+	}
+	k.sealer.SetSigner(signer, known)
+	k.signer, k.vkey = signer, vkey
+	return key, nil
+}
 
 // signingKey loads the checkpoint signing key: REIN_AUDIT_KEY (the key
 // itself), the config's audit_key_file, or <data>/audit.key, generated
@@ -80,6 +142,15 @@ func knownVerifiers(ctx context.Context, store rein.Store) (note.Verifiers, erro
 		vkeys = append(vkeys, k.Verifier)
 	}
 	return audit.Verifiers(vkeys...)
+}
+
+// keyPath is where rein keeps the key it generated, or "" when the key is
+// given from outside (environment or a configured file).
+func keyPath(cfg Config) string {
+	if os.Getenv("REIN_AUDIT_KEY") != "" || cfg.AuditKeyFile != "" {
+		return ""
+	}
+	return filepath.Join(cfg.Data, "audit.key")
 }
 
 // seal signs a checkpoint every second while entries arrive.

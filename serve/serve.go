@@ -149,6 +149,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		return nil, fmt.Errorf("audit signing keys: %w", err)
 	}
 	sealer := &audit.Sealer{Store: store, Origin: origin, Signer: signer, Known: known, Now: time.Now}
+	keys := &keyRing{origin: origin, path: keyPath(cfg), signer: signer, vkey: vkey, store: store, sealer: sealer}
 	if _, err := sealer.Seal(ctx); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -184,7 +185,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 			decisions.WithLabelValues(string(rec.Decision)).Inc()
 			latency.Observe(took.Seconds())
 		}}
-	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg,
+	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate,
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %v", err)

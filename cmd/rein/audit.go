@@ -36,6 +36,10 @@ func init() {
 			args:    "[--output json]",
 			example: "  rein audit verify ./bundle --key \"$(rein audit keys | tail -1)\"",
 			run:     runAuditKeys},
+		{name: "rotate-key", summary: "replace the checkpoint signing key; both keys sign the change (admin of tenant *)",
+			args:    "",
+			example: "  rein audit rotate-key >> rein-audit.pub",
+			run:     runAuditRotate},
 	}})
 }
 
@@ -294,5 +298,20 @@ func runAuditKeys(ctx context.Context, e *env, args []string) int {
 	for _, k := range keys {
 		fmt.Fprintln(e.stdout, k.Verifier)
 	}
+	return exitOK
+}
+
+func runAuditRotate(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein audit rotate-key", commandNamed("audit").sub[4])
+	newClient := clientFlags(e, fs)
+	if _, code, ok := parse(fs, args); !ok {
+		return code
+	}
+	k, err := newClient().RotateAuditKey(ctx)
+	if err != nil {
+		return fail(e, "rein audit rotate-key", err)
+	}
+	fmt.Fprintln(e.stdout, k.Verifier)
+	fmt.Fprintln(e.stderr, "the new key signs every checkpoint from now on; verifiers need it and the old one (rein audit keys)")
 	return exitOK
 }
