@@ -90,22 +90,10 @@ func (db *DB) SaveTree(ctx context.Context, u *rein.TreeUpdate) error {
 // Checkpoints returns the checkpoints with sizes in [lo, hi], ascending.
 func (db *DB) Checkpoints(ctx context.Context, lo, hi int64) ([]*rein.SignedCheckpoint, error) {
 	rows, err := db.read.QueryContext(ctx, "SELECT size, note, signed_at FROM audit_checkpoints WHERE size BETWEEN ? AND ? ORDER BY size", lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*rein.SignedCheckpoint
-	for rows.Next() {
-		c, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanCheckpoint)
 }
 
-func scanCheckpoint(row interface{ Scan(...any) error }) (*rein.SignedCheckpoint, error) {
+func scanCheckpoint(row scanner) (*rein.SignedCheckpoint, error) {
 	var c rein.SignedCheckpoint
 	var n, at string
 	if err := row.Scan(&c.Size, &n, &at); err != nil {
@@ -126,16 +114,11 @@ func (db *DB) LatestCheckpoint(ctx context.Context) (*rein.SignedCheckpoint, err
 // AuditKeys lists the signing keys, oldest first.
 func (db *DB) AuditKeys(ctx context.Context) ([]*rein.AuditKey, error) {
 	rows, err := db.read.QueryContext(ctx, "SELECT verifier, from_at, to_at FROM audit_keys ORDER BY from_at")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*rein.AuditKey
-	for rows.Next() {
+	return collect(rows, err, func(r scanner) (*rein.AuditKey, error) {
 		var k rein.AuditKey
 		var from string
 		var to sql.NullString
-		if err := rows.Scan(&k.Verifier, &from, &to); err != nil {
+		if err := r.Scan(&k.Verifier, &from, &to); err != nil {
 			return nil, err
 		}
 		k.From = parseTS(from)
@@ -143,9 +126,8 @@ func (db *DB) AuditKeys(ctx context.Context) ([]*rein.AuditKey, error) {
 			t := parseTS(to.String)
 			k.To = &t
 		}
-		out = append(out, &k)
-	}
-	return out, rows.Err()
+		return &k, nil
+	})
 }
 
 // AddAuditKey records a key coming into use; the key in use until then is

@@ -32,7 +32,7 @@ func (db *DB) Question(ctx context.Context, id string) (*rein.Question, error) {
 	return scanQuestion(db.read.QueryRowContext(ctx, "SELECT record FROM questions WHERE id = ?", id))
 }
 
-func scanQuestion(row interface{ Scan(...any) error }) (*rein.Question, error) {
+func scanQuestion(row scanner) (*rein.Question, error) {
 	var body string
 	err := row.Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -52,19 +52,7 @@ func scanQuestion(row interface{ Scan(...any) error }) (*rein.Question, error) {
 func (db *DB) Questions(ctx context.Context, tenant string, f rein.QuestionFilter) ([]*rein.Question, error) {
 	q, args := listQuery("questions", "session", "agent", tenant, f)
 	rows, err := db.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*rein.Question
-	for rows.Next() {
-		x, err := scanQuestion(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, x)
-	}
-	return out, rows.Err()
+	return collect(rows, err, scanQuestion)
 }
 
 // ChangeQuestion applies change to a question in one write transaction.
@@ -99,17 +87,5 @@ func (db *DB) ChangeQuestion(ctx context.Context, id string, change rein.Questio
 // DueQuestions returns the pending questions whose time ran out.
 func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]string, error) {
 	rows, err := db.read.QueryContext(ctx, "SELECT id FROM questions WHERE status = 'pending' AND expires_at <= ?", ts(now))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return collect(rows, err, scanID)
 }

@@ -306,6 +306,33 @@ func (w *writeConn) attempt(batch []*job) ([]*job, int) {
 	return answerAll(nil)
 }
 
+// scanner is a row or rows being read.
+type scanner interface{ Scan(...any) error }
+
+// collect reads every row of a query with scan.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		x, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// scanID reads a single id column.
+func scanID(r scanner) (string, error) {
+	var id string
+	err := r.Scan(&id)
+	return id, err
+}
+
 // timeFormat is fixed-width UTC, so that stored times compare as strings
 // (expires_at <= ?) in the order of the times they stand for.
 const timeFormat = "2006-01-02T15:04:05.000000000Z"
@@ -362,19 +389,10 @@ func (db *DB) Append(ctx context.Context, entries ...*rein.Entry) error {
 // Entries returns up to limit entries from index start on.
 func (db *DB) Entries(ctx context.Context, start int64, limit int) ([]*rein.StoredEntry, error) {
 	rows, err := db.read.QueryContext(ctx, "SELECT idx, tenant, kind, body FROM audit_entries WHERE idx >= ? ORDER BY idx LIMIT ?", start, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*rein.StoredEntry
-	for rows.Next() {
+	return collect(rows, err, func(r scanner) (*rein.StoredEntry, error) {
 		e := &rein.StoredEntry{}
-		if err := rows.Scan(&e.Index, &e.Tenant, &e.Kind, &e.Bytes); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, r.Scan(&e.Index, &e.Tenant, &e.Kind, &e.Bytes)
+	})
 }
 
 // Keys.
@@ -672,7 +690,7 @@ func (db *DB) Approval(ctx context.Context, id string) (*rein.Approval, error) {
 	return scanApproval(db.read.QueryRowContext(ctx, "SELECT record FROM approvals WHERE id = ?", id))
 }
 
-func scanApproval(row interface{ Scan(...any) error }) (*rein.Approval, error) {
+func scanApproval(row scanner) (*rein.Approval, error) {
 	var body string
 	err := row.Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -696,19 +714,7 @@ func scanApproval(row interface{ Scan(...any) error }) (*rein.Approval, error) {
 func (db *DB) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilter) ([]*rein.Approval, error) {
 	q, args := listQuery("approvals", "json_extract(record, '$.session')", "json_extract(record, '$.agent')", tenant, f)
 	rows, err := db.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*rein.Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return collect(rows, err, func(r scanner) (*rein.Approval, error) { return scanApproval(r) })
 }
 
 // listQuery selects the records of a table of approvals or questions that
@@ -790,19 +796,7 @@ func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.Approval
 func (db *DB) DueApprovals(ctx context.Context, now time.Time) ([]string, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT id FROM approvals WHERE status = 'pending' AND expires_at <= ?
 		UNION SELECT id FROM approvals WHERE status = 'approved' AND grant_expires_at <= ?`, ts(now), ts(now))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return collect(rows, err, scanID)
 }
 
 // Policies.
