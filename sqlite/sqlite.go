@@ -71,7 +71,8 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
 	var have int
-	if err := db.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+	// Through the writer: it holds the only write connection.
+	if err := db.tx(ctx, func(tx *wtx) error { return tx.Tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have) }); err != nil {
 		return err
 	}
 	for _, f := range files {
