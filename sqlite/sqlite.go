@@ -254,10 +254,18 @@ func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 
 // commit runs a batch of jobs in one transaction and answers each. A job
 // that fails is rare (a conflict, a lost race), so there are no savepoints:
-// the transaction is rolled back, the failed job answered with its error,
-// and the batch run again without it. Each job is a closure over its
-// inputs that writes the same thing every time it runs.
+// the transaction is rolled back and the batch run again without the
+// failed job. Each job is a closure over its inputs that writes the same
+// thing every time it runs. Failed jobs are answered after the others have
+// committed, so that a caller who retries sees what it lost to.
 func (w *writeConn) commit(batch []*job) {
+	var failed []*job
+	var errs []error
+	defer func() {
+		for i, j := range failed {
+			j.done <- errs[i]
+		}
+	}()
 	if w.err != nil {
 		for _, j := range batch {
 			j.done <- w.err
@@ -265,24 +273,24 @@ func (w *writeConn) commit(batch []*job) {
 		return
 	}
 	for len(batch) > 0 {
-		var failed int
-		batch, failed = w.attempt(batch)
-		if failed < 0 {
+		i, err := w.attempt(batch)
+		if i < 0 {
 			return
 		}
+		failed, errs = append(failed, batch[i]), append(errs, err)
+		batch = append(slices.Clip(batch[:i]), batch[i+1:]...)
 	}
 }
 
 // attempt runs the jobs in one transaction. When all succeed (or an error
-// ends the whole batch), every job is answered and it returns (nil, -1).
-// When job i fails, it rolls back, answers job i alone and returns the
-// others, to be run again.
-func (w *writeConn) attempt(batch []*job) ([]*job, int) {
-	answerAll := func(err error) ([]*job, int) {
+// ends the whole batch), every job is answered and it returns -1. When job
+// i fails, it rolls back and returns i and the job's error, answering none.
+func (w *writeConn) attempt(batch []*job) (int, error) {
+	answerAll := func(err error) (int, error) {
 		for _, j := range batch {
 			j.done <- err
 		}
-		return nil, -1
+		return -1, nil
 	}
 	ctx := context.Background()
 	raw, err := w.conn.BeginTx(ctx, nil)
@@ -297,8 +305,7 @@ func (w *writeConn) attempt(batch []*job) ([]*job, int) {
 		}
 		if err != nil {
 			raw.Rollback()
-			j.done <- err
-			return append(slices.Clip(batch[:i]), batch[i+1:]...), i
+			return i, err
 		}
 	}
 	if err := raw.Commit(); err != nil {
