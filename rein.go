@@ -322,6 +322,13 @@ type Store interface {
 	// DueQuestions returns the ids of pending questions past expires_at.
 	DueQuestions(ctx context.Context, now time.Time) ([]string, error)
 
+	// CreateLock stores a lock; Locks lists those not removed (any tenant);
+	// RemoveLock removes one (ErrNotFound when it is gone already).
+	CreateLock(ctx context.Context, l *Lock, entries []*Entry) error
+	Lock(ctx context.Context, id string) (*Lock, error)
+	Locks(ctx context.Context) ([]*Lock, error)
+	RemoveLock(ctx context.Context, id, by string, at time.Time, e *Entry) (*Lock, error)
+
 	SavePolicy(ctx context.Context, doc *PolicyDoc, e *Entry) error
 	Policies(ctx context.Context) ([]*PolicyDoc, error)
 

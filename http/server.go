@@ -89,6 +89,10 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/questions/{id}/wait", s.waitQuestion, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/questions/{id}/cancel", s.cancelQuestion, rein.RoleAgent, rein.RoleAdmin)
 
+	s.route("POST /v1/locks", s.postLock, rein.RoleAdmin)
+	s.route("GET /v1/locks", s.listLocks, rein.RoleAdmin, rein.RoleAuditor, rein.RoleApprover)
+	s.route("DELETE /v1/locks/{id}", s.deleteLock, rein.RoleAdmin)
+
 	s.route("GET /v1/audit/checkpoint", s.getCheckpoint, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("GET /v1/audit/checkpoints", s.listCheckpoints, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("GET /v1/audit/entries", s.getEntries, rein.RoleAuditor, rein.RoleAdmin)

@@ -326,6 +326,14 @@ func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval)
 	switch a.Status {
 	case rein.StatusApproved:
 		now := p.now()
+		// A lock stops a grant from being used, even one approved before it.
+		if l, err := p.lockFor(ctx, a.Tenant, a.Agent, a.Session, a.Tool, now); err != nil || l != nil {
+			reason := "locks could not be read, so the grant is not used"
+			if l != nil {
+				reason = lockReason(l)
+			}
+			return &WaitResult{Approval: a, Decision: rein.Deny, Reason: reason}, nil
+		}
 		used, err := p.Store.ChangeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
 			t, err := approval.Consume(x, now)
 			if t.Changed() && t.To == rein.StatusExpired {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein"
@@ -33,7 +34,8 @@ type Pipeline struct {
 	// Observe, when set, is told about every recorded decision (metrics).
 	Observe func(rec *rein.CheckRecord, took time.Duration)
 
-	changes hub // wakes the waiters of approvals that change
+	changes     hub                          // wakes the waiters of approvals that change
+	activeLocks atomic.Pointer[[]*rein.Lock] // nil until loaded
 }
 
 // Check runs one check through every stage: identity -> locks -> facts ->
@@ -194,10 +196,17 @@ func (p *Pipeline) replay(ctx context.Context, c *check) (*rein.CheckRecord, err
 	return rec, nil
 }
 
-// locks: a matching kill switch denies the check before policy runs.
-// Locks arrive with the governance controls; until then no lock exists and
-// this stage lets every check through.
-func (p *Pipeline) locks(ctx context.Context, c *check) {}
+// locks: a matching kill switch denies the check before policy runs (and
+// so before an approval's grant could be used).
+func (p *Pipeline) locks(ctx context.Context, c *check) {
+	l, err := p.lockFor(ctx, c.tenant, c.input.Agent, c.input.Session, c.input.Tool, c.at)
+	switch {
+	case err != nil:
+		c.fail("locks could not be read, so every check is denied: %v", err)
+	case l != nil:
+		c.done, c.decision, c.reason, c.rule = true, rein.Deny, lockReason(l), ""
+	}
+}
 
 // facts: rein's own reading of the arguments (risk.md). Client labels are
 // kept apart and can never remove or override a derived tag.

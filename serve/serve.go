@@ -185,6 +185,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 			decisions.WithLabelValues(string(rec.Decision)).Inc()
 			latency.Observe(took.Seconds())
 		}}
+	if err := pipe.LoadLocks(ctx); err != nil {
+		return nil, err
+	}
 	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate,
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
