@@ -10,11 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/approval"
+	"github.com/reinhq/rein/limit"
 	"github.com/reinhq/rein/policy"
 	"github.com/reinhq/rein/risk"
 )
@@ -34,6 +37,7 @@ type Pipeline struct {
 	// Observe, when set, is told about every recorded decision (metrics).
 	Observe func(rec *rein.CheckRecord, took time.Duration)
 
+	limiter     limit.Limiter                // token buckets of the limit rules
 	changes     hub                          // wakes the waiters of approvals that change
 	activeLocks atomic.Pointer[[]*rein.Lock] // nil until loaded
 }
@@ -68,6 +72,9 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 		if errors.Is(err, rein.ErrApprovalPending) || errors.Is(err, errGrantGone) {
 			return nil, rein.Errorf(rein.ECodeUnavailable, "approvals for this action are changing concurrently, so the action is denied; retry")
 		}
+	}
+	if err != nil || !rec.Decision.Allows() {
+		c.reservation.Refund() // only allowed actions spend tokens
 	}
 	if err == nil && p.Observe != nil {
 		p.Observe(rec, time.Since(start))
@@ -118,12 +125,13 @@ type check struct {
 	actionHash string
 	at         time.Time
 
-	set        *policy.Set
-	assessment risk.Assessment
-	sessionVal map[string]any
-	eval       *policy.Evaluation
-	verdicts   map[*policy.Rule]policy.LimitVerdict
-	result     *policy.Result
+	set         *policy.Set
+	assessment  risk.Assessment
+	sessionVal  map[string]any
+	eval        *policy.Evaluation
+	verdicts    map[*policy.Rule]policy.LimitVerdict
+	reservation *limit.Reservation // tokens taken; refunded unless the action is allowed
+	result      *policy.Result
 
 	// The answer so far. done means a stage has settled it (a lock, an error).
 	done       bool
@@ -224,14 +232,46 @@ func (p *Pipeline) session(ctx context.Context, c *check) {
 	c.sessionVal = SessionDefaults(c.input.Session)
 }
 
-// limits: which matched limit rules are over their rate. The token buckets
-// arrive with the governance controls; until then no rate is ever exceeded.
+// limits: a token is reserved in the bucket of every matched limit rule,
+// all or none; a rule whose bucket is empty is exceeded, and the policy
+// stage answers throttle. The reservation is refunded unless the final
+// decision allows the action (Check does that once the answer is recorded).
 func (p *Pipeline) limits(c *check) {
 	if c.done {
 		return
 	}
 	p.guard(c, "limits", func() { c.eval = c.set.Evaluate(p.policyInput(c)) })
 	c.verdicts = nil
+	if c.done {
+		return
+	}
+	matched := c.eval.Limits()
+	if len(matched) == 0 {
+		return
+	}
+	rates := make([]limit.Rate, len(matched))
+	for i, m := range matched {
+		key := []string{m.Tier, m.Rule.ID, strconv.Itoa(m.Rule.Limit.Rate), m.Rule.Limit.Per.String()}
+		for _, by := range m.Rule.Limit.By {
+			switch by {
+			case "agent":
+				key = append(key, "agent="+c.input.Agent)
+			case "session":
+				key = append(key, "session="+c.input.Session)
+			case "tenant":
+				key = append(key, "tenant="+c.tenant)
+			case "tool":
+				key = append(key, "tool="+c.input.Tool)
+			}
+		}
+		rates[i] = limit.Rate{Key: strings.Join(key, "\x00"), Rate: m.Rule.Limit.Rate, Per: m.Rule.Limit.Per}
+	}
+	res, verdicts := p.limiter.Reserve(rates, c.at)
+	c.reservation = res
+	c.verdicts = make(map[*policy.Rule]policy.LimitVerdict, len(matched))
+	for i, m := range matched {
+		c.verdicts[m.Rule] = policy.LimitVerdict{Exceeded: verdicts[i].Exceeded, RetryAfter: verdicts[i].RetryAfter}
+	}
 }
 
 // policy: the most restrictive answer of the matching rules.
@@ -359,7 +399,8 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	case errors.Is(err, errGrantGone):
 		return nil, err
 	case errors.Is(err, rein.ErrDuplicateRequest) && stored.ActionHash == c.actionHash:
-		return stored, nil // a concurrent retry recorded first: its answer stands
+		c.reservation.Refund() // the answer that stands spent its own tokens
+		return stored, nil     // a concurrent retry recorded first: its answer stands
 	case errors.Is(err, rein.ErrDuplicateRequest):
 		return nil, rein.Errorf(rein.ECodeConflict, "request_id %q was already used for a different action; use a new request_id for a new check", c.input.RequestID)
 	case errors.Is(err, rein.ErrApprovalPending):

@@ -29,7 +29,7 @@ func runStop(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&t.Agent, "agent", "", "the agent to stop (and its sub-agents)")
 	fs.StringVar(&t.Session, "session", "", "the session to stop")
 	fs.StringVar(&t.Tool, "tool", "", "the tools to stop, a glob such as payments.*")
-	tenant := fs.String("tenant", "", "for admins of tenant *: the tenant to stop, or * for every tenant")
+	tenant := fs.String("tenant", "", "for admins of tenant *: the tenant to stop (without it, their lock stops every tenant)")
 	reason := fs.String("reason", "", "why: shown in every denied check and in the audit log (required)")
 	dur := fs.Duration("for", 0, "lift the lock by itself after this long (default: until rein unlock)")
 	output := fs.String("output", "text", "text or json")
