@@ -124,6 +124,8 @@ type CheckRecord struct {
 	Facts     map[string]any `json:"facts"`
 	Shadow    []ShadowMatch  `json:"shadow"`
 	KeyID     string         `json:"-"`
+	// Taints is true when the check, if allowed, taints its session.
+	Taints bool `json:"-"`
 }
 
 // CheckInput is the request as rein understood it, after validation.
@@ -328,6 +330,17 @@ type Store interface {
 	Lock(ctx context.Context, id string) (*Lock, error)
 	Locks(ctx context.Context) ([]*Lock, error)
 	RemoveLock(ctx context.Context, id, by string, at time.Time, e *Entry) (*Lock, error)
+
+	// SessionState returns a session (nil if it has no checks yet) and how
+	// many earlier checks of the action hash it holds. RecordCheck keeps
+	// sessions up to date in the same transaction as the check.
+	SessionState(ctx context.Context, tenant, id, actionHash string) (*Session, int64, error)
+	// SessionChecks lists a session's checks, newest first.
+	SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*CheckRecord, error)
+	// RecordResult stores a check's result with its audit entry and, when
+	// the result reports a cost, corrects the session's cost. A second
+	// result for one check is a conflict.
+	RecordResult(ctx context.Context, rec *CheckRecord, res *CheckResult, e *Entry) error
 
 	SavePolicy(ctx context.Context, doc *PolicyDoc, e *Entry) error
 	Policies(ctx context.Context) ([]*PolicyDoc, error)

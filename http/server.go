@@ -75,6 +75,9 @@ func (s *Server) Handler() http.Handler {
 
 	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
 	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
+	s.route("POST /v1/checks/{id}/result", s.postResult, rein.RoleAgent, rein.RoleAdmin)
+	s.route("GET /v1/sessions/{id}", s.getSession, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/sessions/{id}/checks", s.getSessionChecks, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 
 	s.route("GET /v1/approvals", s.listApprovals, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/approvals/{id}", s.getApproval, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor, rein.RoleAgent)

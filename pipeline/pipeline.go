@@ -226,10 +226,21 @@ func (p *Pipeline) facts(c *check) {
 }
 
 // session: the session's history as policy sees it (calls, cost, tainted,
-// repeats, denials). Session tracking arrives with the governance controls;
-// until then every session looks fresh, with all counters at zero.
+// repeats, denials), as the checks recorded before this one left it.
 func (p *Pipeline) session(ctx context.Context, c *check) {
 	c.sessionVal = SessionDefaults(c.input.Session)
+	if c.done || c.input.Session == "" {
+		return
+	}
+	s, repeats, err := p.Store.SessionState(ctx, c.tenant, c.input.Session, c.actionHash)
+	if err != nil {
+		c.fail("session %q could not be read: %v", c.input.Session, err)
+		return
+	}
+	c.sessionVal["repeats"] = repeats
+	if s != nil {
+		c.sessionVal["calls"], c.sessionVal["cost"], c.sessionVal["tainted"], c.sessionVal["denials"] = s.Calls, s.Cost, s.Tainted, s.Denials
+	}
 }
 
 // limits: a token is reserved in the bucket of every matched limit rule,
@@ -365,6 +376,7 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 			ActionHash: c.actionHash, Args: c.outArgs,
 		},
 		Tenant: c.tenant, CreatedAt: c.at, Check: c.input, Facts: c.assessment.Facts, Shadow: []rein.ShadowMatch{}, KeyID: c.key.ID,
+		Taints: c.assessment.TaintsSession,
 	}
 	if c.set != nil {
 		rec.PolicyVersion = c.set.Version

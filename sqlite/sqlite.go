@@ -597,7 +597,7 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 				return err
 			}
 		}
-		return nil
+		return touchSession(ctx, tx, rec)
 	})
 	if err != nil {
 		return nil, err
@@ -661,20 +661,7 @@ type approvalRow struct {
 }
 
 func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
-	var body, keyID string
-	err := db.read.QueryRowContext(ctx, "SELECT record, key_id FROM checks WHERE "+where, args...).Scan(&body, &keyID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rein.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	rec := &rein.CheckRecord{}
-	if err := json.Unmarshal([]byte(body), rec); err != nil {
-		return nil, fmt.Errorf("decode check: %w", err)
-	}
-	rec.KeyID = keyID
-	return rec, nil
+	return scanCheck(db.read.QueryRowContext(ctx, "SELECT record, key_id FROM checks WHERE "+where, args...))
 }
 
 // CheckByID returns a stored check.

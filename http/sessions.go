@@ -1,0 +1,63 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/reinhq/rein"
+)
+
+// postResult: POST /v1/checks/{id}/result -> 204.
+func (s *Server) postResult(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var res rein.CheckResult
+	if err := rein.DecodeStrict(body, &res, "status, summary, cost"); err != nil {
+		return err
+	}
+	if err := s.Pipeline.Result(r.Context(), key, r.PathValue("id"), &res); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// getSession: GET /v1/sessions/{id} (?tenant= for keys of tenant *).
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	tenant, err := s.tenantParam(key, r.URL.Query().Get("tenant"))
+	if err != nil {
+		return err
+	}
+	sess, err := s.Pipeline.Session(r.Context(), tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sess)
+	return nil
+}
+
+// getSessionChecks: GET /v1/sessions/{id}/checks?limit=&cursor=, newest first.
+func (s *Server) getSessionChecks(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	q := r.URL.Query()
+	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	if err != nil {
+		return err
+	}
+	limit, err := listLimit(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	list, err := s.Store.SessionChecks(r.Context(), tenant, r.PathValue("id"), limit, q.Get("cursor"))
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot read the session's checks: %v", err)
+	}
+	if list == nil {
+		list = []*rein.CheckRecord{}
+	}
+	if len(list) == limit {
+		nextPage(w, r, list[len(list)-1].ID)
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}

@@ -1,0 +1,135 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/reinhq/rein"
+)
+
+// SessionState returns a session and the count of earlier checks of an action in it.
+func (db *DB) SessionState(ctx context.Context, tenant, id, actionHash string) (*rein.Session, int64, error) {
+	var body sql.NullString
+	var repeats int64
+	err := db.read.QueryRowContext(ctx, `SELECT (SELECT record FROM sessions WHERE tenant = ? AND id = ?),
+		(SELECT COUNT(*) FROM checks WHERE tenant = ? AND session = ? AND action_hash = ?)`,
+		tenant, id, tenant, id, actionHash).Scan(&body, &repeats)
+	if err != nil || !body.Valid {
+		return nil, repeats, err
+	}
+	s := &rein.Session{}
+	if err := json.Unmarshal([]byte(body.String), s); err != nil {
+		return nil, 0, fmt.Errorf("decode session: %w", err)
+	}
+	return s, repeats, nil
+}
+
+// touchSession adds a recorded check to its session's counters.
+func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
+	if rec.Check.Session == "" {
+		return nil
+	}
+	s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		s = &rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt}
+	}
+	s.Checks++
+	s.LastAt = rec.CreatedAt
+	switch {
+	case rec.Decision.Allows():
+		s.Calls++
+		s.Cost += rec.Check.Cost
+		s.Tainted = s.Tainted || rec.Taints
+	case rec.Decision == rein.Deny:
+		s.Denials++
+	}
+	return saveSession(ctx, tx, s)
+}
+
+func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {
+	var body string
+	err := tx.QueryRowContext(ctx, "SELECT record FROM sessions WHERE tenant = ? AND id = ?", tenant, id).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &rein.Session{}
+	return s, json.Unmarshal([]byte(body), s)
+}
+
+func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
+	body, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (tenant, id, record) VALUES (?, ?, ?)
+		ON CONFLICT (tenant, id) DO UPDATE SET record = excluded.record`, s.Tenant, s.ID, string(body))
+	return err
+}
+
+// SessionChecks lists a session's checks, newest first.
+func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*rein.CheckRecord, error) {
+	q := "SELECT record, key_id FROM checks WHERE tenant = ? AND session = ?"
+	args := []any{tenant, id}
+	if before != "" {
+		q += " AND id < ?"
+		args = append(args, before)
+	}
+	rows, err := db.read.QueryContext(ctx, q+" ORDER BY created_at DESC, id DESC LIMIT ?", append(args, limit)...)
+	return collect(rows, err, scanCheck)
+}
+
+func scanCheck(r scanner) (*rein.CheckRecord, error) {
+	var body, keyID string
+	if err := r.Scan(&body, &keyID); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, rein.ErrNotFound
+		}
+		return nil, err
+	}
+	rec := &rein.CheckRecord{}
+	if err := json.Unmarshal([]byte(body), rec); err != nil {
+		return nil, fmt.Errorf("decode check: %w", err)
+	}
+	rec.KeyID = keyID
+	return rec, nil
+}
+
+// RecordResult stores a check's result.
+func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein.CheckResult, e *rein.Entry) error {
+	body, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return db.tx(ctx, func(tx *wtx) error {
+		r, err := tx.ExecContext(ctx, "UPDATE checks SET result = ? WHERE id = ? AND result IS NULL", string(body), rec.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return rein.Errorf(rein.ECodeConflict, "check %s already has a result", rec.ID)
+		}
+		if res.Cost != nil && rec.Decision.Allows() && rec.Check.Session != "" {
+			s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+			if err != nil {
+				return err
+			}
+			if s != nil { // the reported cost replaces the declared one
+				s.Cost += *res.Cost - rec.Check.Cost
+				if err := saveSession(ctx, tx, s); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
+		return err
+	})
+}
