@@ -23,6 +23,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/events"
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
@@ -140,8 +141,9 @@ func newEnv(t testing.TB, global string) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	active := &policy.Active{}
 	pols := &serve.Policies{Store: store, Active: active, Log: log, Now: time.Now}
-	pipe := &pipeline.Pipeline{Store: store, Policies: active, Log: log}
-	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log,
+	bus := &events.Bus{}
+	pipe := &pipeline.Pipeline{Store: store, Policies: active, Log: log, Events: bus}
+	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Events: bus,
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %v", err)
@@ -154,6 +156,7 @@ func newEnv(t testing.TB, global string) *env {
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(pipe.StopWaiting) // runs first: long-polls answer, so that Close does not wait on them
+	t.Cleanup(api.Stop)         // event streams end
 	pipe.BaseURL = srv.URL
 
 	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, pipe: pipe, keys: map[string]*testKey{}}

@@ -14,12 +14,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/events"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
 )
@@ -47,11 +49,25 @@ type Server struct {
 	Ready    func(ctx context.Context) error
 	Registry *prometheus.Registry
 	Now      func() time.Time
+	// Events is the event stream served at /v1/events.
+	Events *events.Bus
 	// RotateKey replaces the checkpoint signing key (nil: not offered).
 	RotateKey func(ctx context.Context, by string) (*rein.AuditKey, error)
 
 	mux      *http.ServeMux
 	requests *prometheus.CounterVec
+	stop     chan struct{} // closed by Stop: long-lived streams end
+	stopOnce sync.Once
+	initStop sync.Once
+}
+
+// Stop ends the long-lived streams (events), so that a shutdown does not
+// wait on them.
+func (s *Server) Stop() { s.stopOnce.Do(func() { close(s.stopping()) }) }
+
+func (s *Server) stopping() chan struct{} {
+	s.initStop.Do(func() { s.stop = make(chan struct{}) })
+	return s.stop
 }
 
 // Handler builds the routes. Call it once.
@@ -91,6 +107,8 @@ func (s *Server) Handler() http.Handler {
 	s.route("POST /v1/questions/{id}/answer", s.postAnswer, rein.RoleApprover, rein.RoleAdmin)
 	s.route("GET /v1/questions/{id}/wait", s.waitQuestion, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/questions/{id}/cancel", s.cancelQuestion, rein.RoleAgent, rein.RoleAdmin)
+
+	s.route("GET /v1/events", s.getEvents, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 
 	s.route("POST /v1/locks", s.postLock, rein.RoleAdmin)
 	s.route("GET /v1/locks", s.listLocks, rein.RoleAdmin, rein.RoleAuditor, rein.RoleApprover)

@@ -153,7 +153,7 @@ func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message st
 	}
 	now := p.now()
 	voter := approval.VoterOf(key)
-	a, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
 		t, err := approval.Vote(a, voter, kind, message, args, now)
 		if err != nil {
 			return nil, err
@@ -178,7 +178,6 @@ func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message st
 	case err != nil:
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the vote could not be recorded: %v; retry", err)
 	}
-	p.changes.notify(id)
 	return a, nil
 }
 
@@ -211,7 +210,7 @@ func (p *Pipeline) Cancel(ctx context.Context, key *rein.Key, id string) (*rein.
 		return nil, err
 	}
 	now := p.now()
-	a, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
 		t := approval.Withdraw(a, rein.StatusCancelled, approval.CauseCancelled, now)
 		if !t.Changed() {
 			return nil, approval.ErrNotPending
@@ -224,7 +223,6 @@ func (p *Pipeline) Cancel(ctx context.Context, key *rein.Key, id string) (*rein.
 	if err != nil {
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the cancellation could not be recorded: %v; retry", err)
 	}
-	p.changes.notify(id)
 	return a, nil
 }
 
@@ -334,7 +332,7 @@ func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval)
 			}
 			return &WaitResult{Approval: a, Decision: rein.Deny, Reason: reason}, nil
 		}
-		used, err := p.Store.ChangeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+		used, err := p.changeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
 			t, err := approval.Consume(x, now)
 			if t.Changed() && t.To == rein.StatusExpired {
 				return []*rein.Entry{transitionEntry(x, t, "rein", now, nil)}, nil
@@ -354,7 +352,6 @@ func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval)
 		if err != nil {
 			return nil, rein.Errorf(rein.ECodeUnavailable, "the grant could not be used: %v; retry", err)
 		}
-		p.changes.notify(a.ID)
 		if used.Status != rein.StatusConsumed {
 			return &WaitResult{Approval: used, Decision: rein.Deny, Reason: "the approval's grant expired before it was used"}, nil
 		}
@@ -390,14 +387,13 @@ func lastMessage(a *rein.Approval, kind string) string {
 // expire moves one approval whose time ran out to expired.
 func (p *Pipeline) expire(ctx context.Context, id string) error {
 	now := p.now()
-	_, err := p.Store.ChangeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+	_, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
 		t := approval.Expire(a, now)
 		if !t.Changed() {
 			return nil, nil
 		}
 		return []*rein.Entry{transitionEntry(a, t, "rein", now, nil)}, nil
 	})
-	p.changes.notify(id)
 	return err
 }
 
@@ -442,7 +438,7 @@ func (p *Pipeline) Recheck(ctx context.Context) (int, error) {
 				continue
 			}
 			now := p.now()
-			_, err = p.Store.ChangeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+			_, err = p.changeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
 				t := approval.Withdraw(x, rein.StatusInvalidated, approval.CausePolicyChanged, now)
 				if !t.Changed() {
 					return nil, nil
@@ -453,7 +449,6 @@ func (p *Pipeline) Recheck(ctx context.Context) (int, error) {
 				return n, err
 			}
 			n++
-			p.changes.notify(a.ID)
 		}
 		if len(page) < 200 {
 			return n, nil

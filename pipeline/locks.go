@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/approval"
+	"github.com/reinhq/rein/events"
 )
 
 // Locks: the kill switch. Active locks are held in memory, loaded from the
@@ -95,6 +96,7 @@ func (p *Pipeline) CreateLock(ctx context.Context, key *rein.Key, req *LockReque
 	if err := p.LoadLocks(ctx); err != nil {
 		p.activeLocks.Store(nil) // the next check loads them again, or is denied
 	}
+	p.publish(events.LockUpdated, l.Tenant, l)
 	if _, err := p.invalidateLocked(ctx, l); err != nil {
 		p.Log.Error("invalidating approvals under a new lock failed; their grants stay blocked by the lock", "lock", l.ID, "err", err)
 	}
@@ -117,7 +119,7 @@ func (p *Pipeline) invalidateLocked(ctx context.Context, l *rein.Lock) (int, err
 					continue
 				}
 				now := p.now()
-				_, err := p.Store.ChangeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+				_, err := p.changeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
 					t := approval.Withdraw(x, rein.StatusInvalidated, approval.CauseLocked, now)
 					if !t.Changed() {
 						return nil, nil
@@ -128,7 +130,6 @@ func (p *Pipeline) invalidateLocked(ctx context.Context, l *rein.Lock) (int, err
 					return n, err
 				}
 				n++
-				p.changes.notify(a.ID)
 			}
 			if len(page) < 200 {
 				break
@@ -180,5 +181,6 @@ func (p *Pipeline) RemoveLock(ctx context.Context, key *rein.Key, id string) (*r
 	if err := p.LoadLocks(ctx); err != nil {
 		p.activeLocks.Store(nil)
 	}
+	p.publish(events.LockUpdated, removed.Tenant, removed)
 	return removed, nil
 }

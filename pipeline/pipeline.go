@@ -17,6 +17,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/approval"
+	"github.com/reinhq/rein/events"
 	"github.com/reinhq/rein/limit"
 	"github.com/reinhq/rein/policy"
 	"github.com/reinhq/rein/risk"
@@ -31,6 +32,9 @@ type Pipeline struct {
 	Log     *slog.Logger
 	// Now is the clock; tests may set it.
 	Now func() time.Time
+	// Events, when set, receives every decision and every change of an
+	// approval, question or lock.
+	Events *events.Bus
 	// AuditArgs chooses, per tool glob, how arguments are kept in audit
 	// entries (ArgsRedactSecrets when no rule matches).
 	AuditArgs []ArgsRule
@@ -420,6 +424,16 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	case err != nil:
 		p.Log.Error("recording a check failed; answering unavailable", "err", err, "tool", c.input.Tool, "tenant", c.tenant)
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the decision could not be recorded, so the action is denied: %v; retry later", err)
+	}
+	p.publish(events.Decision, stored.Tenant, decisionEvent(stored))
+	switch {
+	case created != nil:
+		p.publish(events.ApprovalCreated, created.Tenant, created)
+	case c.use != nil:
+		if a, err := p.Store.Approval(ctx, c.use.ID); err == nil {
+			p.publish(events.ApprovalUpdated, a.Tenant, a) // consumed by this check
+		}
+		p.changes.notify(c.use.ID)
 	}
 	return stored, nil
 }

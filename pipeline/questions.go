@@ -8,6 +8,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/approval"
+	"github.com/reinhq/rein/events"
 	"github.com/reinhq/rein/question"
 )
 
@@ -47,6 +48,7 @@ func (p *Pipeline) Ask(ctx context.Context, key *rein.Key, req *rein.QuestionReq
 	if err := p.Store.CreateQuestion(ctx, q, []*rein.Entry{e}); err != nil {
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the question could not be recorded: %v; retry", err)
 	}
+	p.publish(events.QuestionCreated, q.Tenant, q)
 	return q, nil
 }
 
@@ -92,7 +94,7 @@ func (p *Pipeline) Answer(ctx context.Context, key *rein.Key, id string, answer 
 		return nil, err
 	}
 	now := p.now()
-	q, err := p.Store.ChangeQuestion(ctx, id, func(q *rein.Question) ([]*rein.Entry, error) {
+	q, err := p.changeQuestion(ctx, id, func(q *rein.Question) ([]*rein.Entry, error) {
 		t, err := question.Answer(q, approval.VoterOf(key), answer, now)
 		if err != nil {
 			return nil, err
@@ -110,7 +112,6 @@ func (p *Pipeline) Answer(ctx context.Context, key *rein.Key, id string, answer 
 	case err != nil:
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the answer could not be recorded: %v; retry", err)
 	}
-	p.changes.notify(id)
 	return q, nil
 }
 
@@ -122,7 +123,7 @@ func (p *Pipeline) CancelQuestion(ctx context.Context, key *rein.Key, id string)
 		return nil, err
 	}
 	now := p.now()
-	q, err := p.Store.ChangeQuestion(ctx, id, func(q *rein.Question) ([]*rein.Entry, error) {
+	q, err := p.changeQuestion(ctx, id, func(q *rein.Question) ([]*rein.Entry, error) {
 		t := question.Cancel(q, now)
 		if !t.Changed() {
 			return nil, question.ErrNotPending
@@ -135,7 +136,6 @@ func (p *Pipeline) CancelQuestion(ctx context.Context, key *rein.Key, id string)
 	if err != nil {
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the cancellation could not be recorded: %v; retry", err)
 	}
-	p.changes.notify(id)
 	return q, nil
 }
 
@@ -189,13 +189,12 @@ func (p *Pipeline) WaitQuestion(ctx context.Context, key *rein.Key, id string, t
 // expireQuestion moves one question whose time ran out to expired.
 func (p *Pipeline) expireQuestion(ctx context.Context, id string) error {
 	now := p.now()
-	_, err := p.Store.ChangeQuestion(ctx, id, func(q *rein.Question) ([]*rein.Entry, error) {
+	_, err := p.changeQuestion(ctx, id, func(q *rein.Question) ([]*rein.Entry, error) {
 		t := question.Expire(q, now)
 		if !t.Changed() {
 			return nil, nil
 		}
 		return []*rein.Entry{questionResolved(q, t, "rein", now)}, nil
 	})
-	p.changes.notify(id)
 	return err
 }

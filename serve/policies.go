@@ -25,8 +25,8 @@ type Policies struct {
 	Log    *slog.Logger
 	Now    func() time.Time
 	// Changed, when set, is called (in its own goroutine) after a new
-	// version of any tier becomes active.
-	Changed func()
+	// version of any tier becomes active, with that tier's document.
+	Changed func(doc *rein.PolicyDoc)
 
 	mu     sync.Mutex
 	docs   map[string]*rein.PolicyDoc // tier ("" = global) -> live document
@@ -73,7 +73,7 @@ func (ps *Policies) activate(ctx context.Context, tenant string, p *policy.Polic
 	ps.docs[tenant] = doc
 	ps.Active.Set(tenant, p)
 	if ps.Changed != nil {
-		go ps.Changed()
+		go ps.Changed(doc)
 	}
 	ps.Log.Info("policy activated", "tier", tier, "tenant", tenant, "version", p.Version, "rules", len(p.Rules), "origin", origin, "by", by)
 	return doc, nil

@@ -24,6 +24,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/events"
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
@@ -180,7 +181,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		Help: "Time to decide and durably record a check.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	reg.MustRegister(decisions, latency)
 
-	pipe := &pipeline.Pipeline{Store: store, Policies: active, BaseURL: base, Log: log, AuditArgs: cfg.AuditArgs,
+	bus := &events.Bus{}
+	pipe := &pipeline.Pipeline{Store: store, Policies: active, BaseURL: base, Log: log, AuditArgs: cfg.AuditArgs, Events: bus,
 		Observe: func(rec *rein.CheckRecord, took time.Duration) {
 			decisions.WithLabelValues(string(rec.Decision)).Inc()
 			latency.Observe(took.Seconds())
@@ -188,7 +190,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	if err := pipe.LoadLocks(ctx); err != nil {
 		return nil, err
 	}
-	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate,
+	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %v", err)
@@ -215,7 +217,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		go pols.Watch(runCtx, src, cfg.PolicyPoll)
 	}
 	s.http.RegisterOnShutdown(pipe.StopWaiting) // long-polls answer at once on shutdown
-	pols.Changed = func() {
+	s.http.RegisterOnShutdown(api.Stop)         // event streams end
+	pols.Changed = func(doc *rein.PolicyDoc) {
+		tenant := doc.Tenant
+		if tenant == "" {
+			tenant = rein.AllTenants
+		}
+		bus.Publish(events.PolicyUpdated, tenant, map[string]any{"tenant": doc.Tenant, "version": doc.Version,
+			"loaded_at": doc.LoadedAt, "loaded_by": doc.LoadedBy, "origin": doc.Origin})
 		if n, err := pipe.Recheck(runCtx); err != nil {
 			log.Error("re-checking pending approvals after a policy change failed", "err", err)
 		} else if n > 0 {

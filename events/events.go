@@ -1,0 +1,113 @@
+// Package events is rein's event stream: a bus that keeps the latest
+// events in a ring (for Last-Event-ID resume) and wakes subscribers without
+// ever blocking the publisher, which is the decision path.
+package events
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Event types (api.md, Events).
+const (
+	ApprovalCreated = "approval.created"
+	ApprovalUpdated = "approval.updated"
+	QuestionCreated = "question.created"
+	QuestionUpdated = "question.updated"
+	Decision        = "decision"
+	LockUpdated     = "lock.updated"
+	PolicyUpdated   = "policy.updated"
+)
+
+// Types lists every event type.
+var Types = []string{ApprovalCreated, ApprovalUpdated, QuestionCreated, QuestionUpdated, Decision, LockUpdated, PolicyUpdated}
+
+// Event is one published event.
+type Event struct {
+	ID     int64           `json:"id"`
+	Type   string          `json:"type"`
+	Tenant string          `json:"tenant"` // "*": concerns every tenant
+	At     time.Time       `json:"at"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Keep is how many events the ring holds.
+const Keep = 10000
+
+// Bus is the event stream of one server.
+type Bus struct {
+	mu   sync.Mutex
+	ring []Event // the latest events, oldest first once full (circular)
+	head int     // where the next event goes once the ring is full
+	next int64   // the next event's id
+	subs map[chan struct{}]struct{}
+}
+
+// Publish adds an event and wakes every subscriber. It never blocks on a
+// subscriber.
+func (b *Bus) Publish(typ, tenant string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		raw, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next++
+	e := Event{ID: b.next, Type: typ, Tenant: tenant, At: time.Now().UTC(), Data: raw}
+	if len(b.ring) < Keep {
+		b.ring = append(b.ring, e)
+	} else {
+		b.ring[b.head] = e
+		b.head = (b.head + 1) % Keep
+	}
+	for ch := range b.subs {
+		select {
+		case ch <- struct{}{}:
+		default: // already signalled: it will read everything new
+		}
+	}
+}
+
+// Since returns the held events with ids after id that keep accepts, oldest
+// first, and the id of the last event looked at.
+func (b *Bus) Since(id int64, keep func(*Event) bool) ([]Event, int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Event
+	n := len(b.ring)
+	for i := 0; i < n; i++ {
+		e := &b.ring[(b.head+i)%n]
+		if e.ID > id && keep(e) {
+			out = append(out, *e)
+		}
+	}
+	return out, b.next
+}
+
+// Last is the id of the latest event.
+func (b *Bus) Last() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.next
+}
+
+// Subscribe returns a channel signalled after new events; Unsubscribe
+// releases it.
+func (b *Bus) Subscribe() chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.subs == nil {
+		b.subs = map[chan struct{}]struct{}{}
+	}
+	ch := make(chan struct{}, 1)
+	b.subs[ch] = struct{}{}
+	return ch
+}
+
+// Unsubscribe stops signalling ch.
+func (b *Bus) Unsubscribe(ch chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.subs, ch)
+}

@@ -1,0 +1,49 @@
+package events
+
+import "testing"
+
+func all(*Event) bool { return true }
+
+func TestRingKeepsTheLatest(t *testing.T) {
+	b := &Bus{}
+	for i := range Keep + 500 {
+		b.Publish(Decision, "acme", map[string]int{"n": i})
+	}
+	got, last := b.Since(0, all)
+	if len(got) != Keep || got[0].ID != 501 || got[len(got)-1].ID != Keep+500 || last != Keep+500 {
+		t.Fatalf("held %d events from %d to %d (last %d)", len(got), got[0].ID, got[len(got)-1].ID, last)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].ID != got[i-1].ID+1 {
+			t.Fatalf("events out of order at %d", i)
+		}
+	}
+	resumed, _ := b.Since(Keep+490, all)
+	if len(resumed) != 10 || resumed[0].ID != Keep+491 {
+		t.Fatalf("resume after %d: %d events from %d", Keep+490, len(resumed), resumed[0].ID)
+	}
+}
+
+func TestSubscribersAreSignalledNotBlocked(t *testing.T) {
+	b := &Bus{}
+	ch := b.Subscribe()
+	for range 100 { // nobody reads: Publish must not block
+		b.Publish(LockUpdated, "acme", nil)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("the subscriber was not signalled")
+	}
+	b.Unsubscribe(ch)
+	b.Publish(LockUpdated, "acme", nil)
+	select {
+	case <-ch:
+		t.Fatal("signalled after unsubscribing")
+	default:
+	}
+	got, _ := b.Since(0, func(e *Event) bool { return e.ID%2 == 0 })
+	if len(got) != 50 {
+		t.Fatalf("filter kept %d", len(got))
+	}
+}

@@ -1,0 +1,84 @@
+package http
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/events"
+)
+
+// getEvents: GET /v1/events, Server-Sent Events. Each event is
+// "id: N", "event: TYPE", "data: {json}". Last-Event-ID (header, or
+// ?last_event_id=) resumes after that event, from the last 10,000 held;
+// ?types=a,b keeps only those types. A comment line every 15 s keeps
+// proxies from closing an idle stream.
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	if s.Events == nil {
+		return rein.Errorf(rein.ECodeUnavailable, "this server has no event stream")
+	}
+	q := r.URL.Query()
+	var types []string
+	if v := q.Get("types"); v != "" {
+		for _, t := range strings.Split(v, ",") {
+			if !slices.Contains(events.Types, t) {
+				return rein.Errorf(rein.ECodeBadRequest, "event type %q is not one of %s", t, strings.Join(events.Types, ", "))
+			}
+			types = append(types, t)
+		}
+	}
+	last := s.Events.Last()
+	from := r.Header.Get("Last-Event-ID")
+	if from == "" {
+		from = q.Get("last_event_id")
+	}
+	if from != "" {
+		n, err := strconv.ParseInt(from, 10, 64)
+		if err != nil || n < 0 {
+			return rein.Errorf(rein.ECodeBadRequest, "Last-Event-ID must be the id of an event received earlier")
+		}
+		last = n
+	}
+	keep := func(e *events.Event) bool {
+		return (key.Sees(e.Tenant) || e.Tenant == rein.AllTenants) && (types == nil || slices.Contains(types, e.Type))
+	}
+	ch := s.Events.Subscribe()
+	defer s.Events.Unsubscribe(ch)
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": rein event stream\n\n")
+	rc.Flush()
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		list, _ := s.Events.Since(last, keep)
+		for _, e := range list {
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, e.Data)
+			last = e.ID
+		}
+		if len(list) > 0 {
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-s.stopping():
+			return nil
+		case <-ch:
+		case <-heartbeat.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+		}
+	}
+}
