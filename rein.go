@@ -342,6 +342,11 @@ type Store interface {
 	// result for one check is a conflict.
 	RecordResult(ctx context.Context, rec *CheckRecord, res *CheckResult, e *Entry) error
 
+	// LogDelivery records a webhook delivery attempt; Deliveries lists the
+	// latest, newest first.
+	LogDelivery(ctx context.Context, d *WebhookDelivery) error
+	Deliveries(ctx context.Context, limit int) ([]*WebhookDelivery, error)
+
 	SavePolicy(ctx context.Context, doc *PolicyDoc, e *Entry) error
 	Policies(ctx context.Context) ([]*PolicyDoc, error)
 

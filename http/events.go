@@ -82,3 +82,24 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key
 		}
 	}
 }
+
+// getDeliveries: GET /v1/webhooks/deliveries?limit= (admin of tenant *):
+// the webhook delivery log, newest first.
+func (s *Server) getDeliveries(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	if key.Tenant != rein.AllTenants {
+		return rein.Errorf(rein.ECodeForbidden, "the webhook delivery log belongs to the deployment: it needs an admin of tenant *")
+	}
+	limit, err := listLimit(r.URL.Query().Get("limit"))
+	if err != nil {
+		return err
+	}
+	list, err := s.Store.Deliveries(r.Context(), limit)
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot read the delivery log: %v", err)
+	}
+	if list == nil {
+		list = []*rein.WebhookDelivery{}
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}

@@ -109,6 +109,7 @@ func (s *Server) Handler() http.Handler {
 	s.route("POST /v1/questions/{id}/cancel", s.cancelQuestion, rein.RoleAgent, rein.RoleAdmin)
 
 	s.route("GET /v1/events", s.getEvents, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/webhooks/deliveries", s.getDeliveries, rein.RoleAdmin)
 
 	s.route("POST /v1/locks", s.postLock, rein.RoleAdmin)
 	s.route("GET /v1/locks", s.listLocks, rein.RoleAdmin, rein.RoleAuditor, rein.RoleApprover)

@@ -29,6 +29,7 @@ import (
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
 	"github.com/reinhq/rein/sqlite"
+	"github.com/reinhq/rein/webhook"
 )
 
 // Config is what `rein serve` runs with. A config file (YAML, same names)
@@ -52,6 +53,8 @@ type Config struct {
 	// AuditArgs chooses per tool glob how arguments are kept in audit
 	// entries: redact_secrets (default), values or hashes.
 	AuditArgs []pipeline.ArgsRule `yaml:"audit_args"`
+	// Webhooks receive events (Standard Webhooks signatures, or Slack).
+	Webhooks []*webhook.Target `yaml:"webhooks"`
 }
 
 // LoadConfig reads a YAML config file strictly (unknown fields are errors).
@@ -102,6 +105,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		case pipeline.ArgsRedactSecrets, pipeline.ArgsValues, pipeline.ArgsHashes:
 		default:
 			return nil, fmt.Errorf("audit_args: store %q for tool %q: use redact_secrets, values or hashes", r.Store, r.Tool)
+		}
+	}
+	for _, t := range cfg.Webhooks {
+		if err := t.Check(); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.Policy != "" && cfg.PolicyDir != "" {
@@ -233,6 +241,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 	go sweep(runCtx, pipe, log)
 	go seal(runCtx, sealer, log)
+	if len(cfg.Webhooks) > 0 {
+		(&webhook.Sender{Targets: cfg.Webhooks, Bus: bus, Log: store, Logger: log, BaseURL: base}).Run(runCtx)
+	}
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,270 @@
+// Package webhook delivers rein's events to configured HTTP endpoints,
+// signed the Standard Webhooks way (webhook-id, webhook-timestamp,
+// webhook-signature: v1,<base64 HMAC-SHA256>), or as Slack-compatible
+// messages. Each target has its own worker that follows the event stream,
+// delivers in order and retries with exponential backoff; a slow or dead
+// receiver holds up only its own deliveries, never a decision.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/events"
+)
+
+// Target is one configured receiver.
+type Target struct {
+	Name   string   `yaml:"name"`
+	URL    string   `yaml:"url"`
+	Secret string   `yaml:"secret"`  // whsec_<base64>; required for the standard format
+	Events []string `yaml:"events"`  // default: every type but decision
+	Tenant []string `yaml:"tenants"` // default: every tenant
+	Format string   `yaml:"format"`  // standard (default) or slack
+	// MaxAttempts, Backoff (first wait, doubled each retry) and Timeout
+	// (per attempt); defaults 6, 1s, 10s.
+	MaxAttempts int           `yaml:"max_attempts"`
+	Backoff     time.Duration `yaml:"backoff"`
+	Timeout     time.Duration `yaml:"timeout"`
+
+	key []byte
+}
+
+// Check validates a target and fills in its defaults.
+func (t *Target) Check() error {
+	if !strings.HasPrefix(t.URL, "http://") && !strings.HasPrefix(t.URL, "https://") {
+		return fmt.Errorf("webhook %q: url must be http:// or https://", t.Name)
+	}
+	if t.Name == "" {
+		t.Name = t.URL
+	}
+	switch t.Format {
+	case "":
+		t.Format = "standard"
+	case "standard", "slack":
+	default:
+		return fmt.Errorf("webhook %q: format %q: use standard or slack", t.Name, t.Format)
+	}
+	if t.Format == "standard" || t.Secret != "" {
+		raw, ok := strings.CutPrefix(t.Secret, "whsec_")
+		key, err := base64.StdEncoding.DecodeString(raw)
+		if !ok || err != nil || len(key) < 16 {
+			return fmt.Errorf("webhook %q: secret must be whsec_ followed by at least 16 bytes in base64", t.Name)
+		}
+		t.key = key
+	}
+	for _, e := range t.Events {
+		if !slices.Contains(events.Types, e) {
+			return fmt.Errorf("webhook %q: event %q is not one of %s", t.Name, e, strings.Join(events.Types, ", "))
+		}
+	}
+	if t.MaxAttempts <= 0 {
+		t.MaxAttempts = 6
+	}
+	if t.Backoff <= 0 {
+		t.Backoff = time.Second
+	}
+	if t.Timeout <= 0 {
+		t.Timeout = 10 * time.Second
+	}
+	return nil
+}
+
+func (t *Target) wants(e *events.Event) bool {
+	if len(t.Events) == 0 {
+		if e.Type == events.Decision {
+			return false
+		}
+	} else if !slices.Contains(t.Events, e.Type) {
+		return false
+	}
+	return len(t.Tenant) == 0 || slices.Contains(t.Tenant, e.Tenant) || e.Tenant == rein.AllTenants
+}
+
+// Sign returns the webhook-signature value for a message.
+func Sign(key []byte, id string, ts int64, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s.%d.", id, ts)
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Delivery is one attempt, as the delivery log keeps it.
+type Delivery = rein.WebhookDelivery
+
+// Log is where deliveries are recorded.
+type Log interface {
+	LogDelivery(ctx context.Context, d *Delivery) error
+}
+
+// Sender runs one worker per target.
+type Sender struct {
+	Targets []*Target
+	Bus     *events.Bus
+	Log     Log
+	Logger  *slog.Logger
+	BaseURL string // links in Slack messages
+	Client  *http.Client
+}
+
+// Run delivers until ctx ends. Events published before Run are not sent.
+func (s *Sender) Run(ctx context.Context) {
+	if s.Client == nil {
+		s.Client = &http.Client{}
+	}
+	start := s.Bus.Last()
+	for _, t := range s.Targets {
+		go s.worker(ctx, t, start)
+	}
+}
+
+func (s *Sender) worker(ctx context.Context, t *Target, last int64) {
+	ch := s.Bus.Subscribe()
+	defer s.Bus.Unsubscribe(ch)
+	for {
+		list, _ := s.Bus.Since(last, t.wants)
+		if len(list) > 0 && list[0].ID > last+1 && last > 0 {
+			s.Logger.Warn("webhook receiver fell more than the event ring behind; events were skipped", "target", t.Name, "from", last+1, "to", list[0].ID-1)
+		}
+		for _, e := range list {
+			s.deliver(ctx, t, &e)
+			last = e.ID
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// deliver sends one event, retrying with exponential backoff.
+func (s *Sender) deliver(ctx context.Context, t *Target, e *events.Event) {
+	body, err := s.body(t, e)
+	if err != nil {
+		s.Logger.Error("webhook body could not be built", "target", t.Name, "event", e.ID, "err", err)
+		return
+	}
+	id := "msg_" + rein.NewID("evt")[4:]
+	wait := t.Backoff
+	for attempt := 1; attempt <= t.MaxAttempts; attempt++ {
+		d := s.attempt(ctx, t, e, id, attempt, body)
+		if s.Log != nil {
+			if err := s.Log.LogDelivery(context.WithoutCancel(ctx), d); err != nil {
+				s.Logger.Error("webhook delivery log", "err", err)
+			}
+		}
+		if d.Delivered {
+			return
+		}
+		if attempt == t.MaxAttempts {
+			s.Logger.Error("webhook delivery failed; giving up", "target", t.Name, "event", e.ID, "type", e.Type, "attempts", attempt, "err", d.Error)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+func (s *Sender) attempt(ctx context.Context, t *Target, e *events.Event, id string, n int, body []byte) *Delivery {
+	d := &Delivery{Target: t.Name, MessageID: id, EventID: e.ID, EventType: e.Type, Attempt: n, At: time.Now().UTC()}
+	actx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, "POST", t.URL, bytes.NewReader(body))
+	if err != nil {
+		d.Error = err.Error()
+		return d
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "rein/"+rein.Version)
+	if t.key != nil {
+		ts := time.Now().Unix()
+		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+		req.Header.Set("webhook-signature", Sign(t.key, id, ts, body))
+	}
+	res, err := s.Client.Do(req)
+	d.TookMS = time.Since(d.At).Milliseconds()
+	if err != nil {
+		d.Error = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			d.Error = fmt.Sprintf("no answer within %s", t.Timeout)
+		}
+		return d
+	}
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	d.Status = res.StatusCode
+	d.Delivered = res.StatusCode >= 200 && res.StatusCode < 300
+	if !d.Delivered {
+		d.Error = res.Status
+	}
+	return d
+}
+
+// body is the message for a target: the Standard Webhooks payload shape
+// ({type, timestamp, data}), or a Slack message.
+func (s *Sender) body(t *Target, e *events.Event) ([]byte, error) {
+	if t.Format == "slack" {
+		return json.Marshal(slackMessage(e, s.BaseURL))
+	}
+	return json.Marshal(map[string]any{"type": e.Type, "timestamp": e.At.Format(time.RFC3339Nano),
+		"data": e.Data, "event_id": e.ID})
+}
+
+// slackMessage renders an event as Slack's text + blocks, with a link to
+// the approval or question it is about.
+func slackMessage(e *events.Event, base string) map[string]any {
+	var d map[string]any
+	json.Unmarshal(e.Data, &d)
+	str := func(k string) string { s, _ := d[k].(string); return s }
+	var text, link string
+	switch e.Type {
+	case events.ApprovalCreated:
+		text = fmt.Sprintf("Approval needed: *%s* wants to run `%s` (session %s): %s", str("agent"), str("tool"), str("session"), str("reason"))
+		link = base + "/v1/approvals/" + str("id")
+	case events.ApprovalUpdated:
+		text = fmt.Sprintf("Approval %s for `%s` by *%s* is now *%s*", str("id"), str("tool"), str("agent"), str("status"))
+		link = base + "/v1/approvals/" + str("id")
+	case events.QuestionCreated:
+		text = fmt.Sprintf("Question from *%s*: %s", str("agent"), str("text"))
+		link = base + "/v1/questions/" + str("id")
+	case events.QuestionUpdated:
+		text = fmt.Sprintf("Question %s is now *%s*", str("id"), str("status"))
+		link = base + "/v1/questions/" + str("id")
+	case events.LockUpdated:
+		text = fmt.Sprintf("Lock %s: %s", str("id"), str("reason"))
+	case events.PolicyUpdated:
+		text = fmt.Sprintf("Policy updated: version %s", str("version"))
+	default:
+		text = fmt.Sprintf("%s: *%s* `%s` -> *%s* (%s)", e.Type, str("agent"), str("tool"), str("decision"), str("reason"))
+	}
+	blocks := []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}}
+	if link != "" {
+		blocks = append(blocks, map[string]any{"type": "context", "elements": []any{
+			map[string]any{"type": "mrkdwn", "text": fmt.Sprintf("<%s|Open in rein>", link)}}})
+		text += " " + link
+	}
+	return map[string]any{"text": text, "blocks": blocks}
+}
