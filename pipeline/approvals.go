@@ -276,25 +276,37 @@ func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout t
 // await returns the approval once it has left pending, or as it is at the
 // deadline. It expires approvals whose time ran out on the way.
 func (p *Pipeline) await(ctx context.Context, id string, deadline time.Time) (*rein.Approval, error) {
+	return awaitPending(ctx, p, "approval", id, deadline, p.Store.Approval,
+		func(a *rein.Approval) (string, time.Time) { return a.Status, a.ExpiresAt }, p.expire)
+}
+
+// awaitPending re-reads an approval or question until it leaves pending or
+// the deadline passes, and returns it as it is then. One whose time ran out
+// is expired on the way.
+func awaitPending[T any](ctx context.Context, p *Pipeline, what, id string, deadline time.Time,
+	load func(context.Context, string) (T, error), state func(T) (status string, expires time.Time),
+	expire func(context.Context, string) error) (T, error) {
+	var zero T
 	for {
 		woken := p.changes.watch(id)
-		a, err := p.Store.Approval(ctx, id)
+		x, err := load(ctx, id)
 		if err != nil {
-			return nil, rein.Errorf(rein.ECodeUnavailable, "cannot read approval %s: %v", id, err)
+			return zero, rein.Errorf(rein.ECodeUnavailable, "cannot read %s %s: %v", what, id, err)
 		}
+		status, expires := state(x)
 		now := p.now()
-		if a.Status == rein.StatusPending && !now.Before(a.ExpiresAt) {
-			if err := p.expire(ctx, id); err != nil {
-				return nil, rein.Errorf(rein.ECodeUnavailable, "cannot expire approval %s: %v", id, err)
+		if status == rein.StatusPending && !now.Before(expires) {
+			if err := expire(ctx, id); err != nil {
+				return zero, rein.Errorf(rein.ECodeUnavailable, "cannot expire %s %s: %v", what, id, err)
 			}
 			continue
 		}
 		left := time.Until(deadline)
-		if a.Status != rein.StatusPending || left <= 0 {
-			return a, nil
+		if status != rein.StatusPending || left <= 0 {
+			return x, nil
 		}
-		if !p.sleep(ctx, woken, min(left, a.ExpiresAt.Sub(now)+time.Millisecond, time.Second)) {
-			return a, nil
+		if !p.sleep(ctx, woken, min(left, expires.Sub(now)+time.Millisecond, time.Second)) {
+			return x, nil
 		}
 	}
 }

@@ -162,28 +162,8 @@ func (p *Pipeline) WaitQuestion(ctx context.Context, key *rein.Key, id string, t
 	if _, err := p.askerOrAdminQuestion(ctx, key, id, "wait on"); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		woken := p.changes.watch(id)
-		q, err := p.Store.Question(ctx, id)
-		if err != nil {
-			return nil, rein.Errorf(rein.ECodeUnavailable, "cannot read question %s: %v", id, err)
-		}
-		now := p.now()
-		if q.Status == rein.StatusPending && !now.Before(q.ExpiresAt) {
-			if err := p.expireQuestion(ctx, id); err != nil {
-				return nil, rein.Errorf(rein.ECodeUnavailable, "cannot expire question %s: %v", id, err)
-			}
-			continue
-		}
-		left := time.Until(deadline)
-		if q.Status != rein.StatusPending || left <= 0 {
-			return q, nil
-		}
-		if !p.sleep(ctx, woken, min(left, q.ExpiresAt.Sub(now)+time.Millisecond, time.Second)) {
-			return q, nil
-		}
-	}
+	return awaitPending(ctx, p, "question", id, time.Now().Add(timeout), p.Store.Question,
+		func(q *rein.Question) (string, time.Time) { return q.Status, q.ExpiresAt }, p.expireQuestion)
 }
 
 // expireQuestion moves one question whose time ran out to expired.

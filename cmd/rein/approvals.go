@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/client"
 )
 
@@ -27,7 +28,19 @@ func init() {
 }
 
 func runApprovals(ctx context.Context, e *env, args []string) int {
-	fs := flags(e, "rein approvals", commandNamed("approvals"))
+	return runList(ctx, e, args, "approvals", (*client.Client).Approvals,
+		"ID\tSTATUS\tAGENT\tSESSION\tTOOL\tVOTES\tEXPIRES\tREASON",
+		func(a rein.Approval) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s", a.ID, a.Status, a.Agent, a.Session, a.Tool,
+				len(a.Counting()), a.Quorum, a.ExpiresAt.Local().Format(time.Kitchen), a.Reason)
+		})
+}
+
+// runList is a list command of approvals or questions: the filters, then
+// JSON or a table with one row per item.
+func runList[T any](ctx context.Context, e *env, args []string, name string,
+	get func(*client.Client, context.Context, client.ListQuery) ([]T, error), header string, row func(T) string) int {
+	fs := flags(e, "rein "+name, commandNamed(name))
 	newClient := clientFlags(e, fs)
 	status := fs.String("status", "pending", "status to list, or all")
 	session := fs.String("session", "", "only this session")
@@ -36,27 +49,26 @@ func runApprovals(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := parse(fs, args); !ok {
 		return code
 	}
-	q := client.ApprovalQuery{Status: *status, Session: *session, Agent: *agent}
+	q := client.ListQuery{Status: *status, Session: *session, Agent: *agent}
 	if q.Status == "all" {
 		q.Status = ""
 	}
-	list, err := newClient().Approvals(ctx, q)
+	list, err := get(newClient(), ctx, q)
 	if err != nil {
-		return fail(e, "rein approvals", err)
+		return fail(e, "rein "+name, err)
 	}
 	if *output == "json" {
 		printJSON(e, list)
 		return exitOK
 	}
 	if len(list) == 0 {
-		fmt.Fprintf(e.stdout, "no %s approvals\n", strings.TrimSuffix(*status+" ", "all "))
+		fmt.Fprintf(e.stdout, "no %s%s\n", strings.TrimSuffix(*status+" ", "all "), name)
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tSESSION\tTOOL\tVOTES\tEXPIRES\tREASON")
-	for _, a := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", a.ID, a.Status, a.Agent, a.Session, a.Tool,
-			len(a.Counting()), a.Quorum, a.ExpiresAt.Local().Format(time.Kitchen), a.Reason)
+	fmt.Fprintln(tw, header)
+	for _, x := range list {
+		fmt.Fprintln(tw, row(x))
 	}
 	tw.Flush()
 	return exitOK

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/reinhq/rein"
@@ -227,44 +226,17 @@ func fieldNames(f *question.Form) string {
 }
 
 func runQuestions(ctx context.Context, e *env, args []string) int {
-	fs := flags(e, "rein questions", commandNamed("questions"))
-	newClient := clientFlags(e, fs)
-	status := fs.String("status", "pending", "status to list, or all")
-	session := fs.String("session", "", "only this session")
-	agent := fs.String("agent", "", "only this agent")
-	output := fs.String("output", "text", "text or json")
-	if _, code, ok := parse(fs, args); !ok {
-		return code
-	}
-	q := client.QuestionQuery{Status: *status, Session: *session, Agent: *agent}
-	if q.Status == "all" {
-		q.Status = ""
-	}
-	list, err := newClient().Questions(ctx, q)
-	if err != nil {
-		return fail(e, "rein questions", err)
-	}
-	if *output == "json" {
-		printJSON(e, list)
-		return exitOK
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(e.stdout, "no %s questions\n", strings.TrimSuffix(*status+" ", "all "))
-		return exitOK
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tSESSION\tEXPIRES\tQUESTION\tANSWER")
-	for _, x := range list {
-		text := x.Text
-		switch {
-		case len(x.Choices) > 0:
-			text += " [" + strings.Join(x.Choices, " | ") + "]"
-		case len(x.Schema) > 0:
-			text += " [form]"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Status, x.Agent, x.Session,
-			x.ExpiresAt.Local().Format(time.Kitchen), text, answerText(x.Answer))
-	}
-	tw.Flush()
-	return exitOK
+	return runList(ctx, e, args, "questions", (*client.Client).Questions,
+		"ID\tSTATUS\tAGENT\tSESSION\tEXPIRES\tQUESTION\tANSWER",
+		func(x rein.Question) string {
+			text := x.Text
+			switch {
+			case len(x.Choices) > 0:
+				text += " [" + strings.Join(x.Choices, " | ") + "]"
+			case len(x.Schema) > 0:
+				text += " [form]"
+			}
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", x.ID, x.Status, x.Agent, x.Session,
+				x.ExpiresAt.Local().Format(time.Kitchen), text, answerText(x.Answer))
+		})
 }
