@@ -1,8 +1,3 @@
-// Package client is the Go SDK for rein's HTTP API: checks, keys and policy.
-// It has no dependency beyond the standard library and the rein domain types.
-//
-//	c := client.New("http://127.0.0.1:8750", os.Getenv("REIN_KEY"))
-//	res, err := c.Check(ctx, rein.CheckRequest{Tool: "shell.exec", Args: json.RawMessage(`{"command":"ls"}`)})
 package client
 
 import (
@@ -32,7 +27,10 @@ func New(baseURL, key string) *Client {
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Key: key, HTTP: &http.Client{Timeout: 5*time.Minute + 10*time.Second}}
 }
 
-// Error is a non-2xx answer from rein.
+// Error is a non-2xx answer from rein: Code is the machine code of the
+// API's error body (bad_request, unauthenticated, forbidden, not_found,
+// conflict, gone, too_large, unavailable), Message says what is wrong and how
+// to fix it. A policy deny is not an Error: see DeniedError.
 type Error struct {
 	Status   int
 	Code     string

@@ -3,8 +3,10 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/reinhq/rein"
 )
@@ -72,4 +74,60 @@ func (c *Client) CancelQuestion(ctx context.Context, id string) (*rein.Question,
 		return nil, err
 	}
 	return &out, nil
+}
+
+// UnansweredError is what WaitAnswer returns for a question that expired or
+// was cancelled, or is still pending when the caller's context ended.
+type UnansweredError struct {
+	Question *rein.Question
+	err      error
+}
+
+func (e *UnansweredError) Error() string {
+	s := fmt.Sprintf("rein: question %s was not answered (%s)", e.Question.ID, e.Question.Status)
+	if e.err != nil {
+		s += ": " + e.err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the context error that ended the wait, if any.
+func (e *UnansweredError) Unwrap() error { return e.err }
+
+// WaitAnswer waits, as the agent that asked, until question id is answered
+// or ctx ends, and returns the answered question (its Answer is a JSON
+// string, or an object for a form). A question that expired, was cancelled
+// or is still pending when ctx ends is an *UnansweredError.
+func (c *Client) WaitAnswer(ctx context.Context, id string) (*rein.Question, error) {
+	for {
+		slice := waitSlice
+		if d, ok := ctx.Deadline(); ok {
+			slice = min(slice, time.Until(d))
+		}
+		if slice <= 0 || ctx.Err() != nil {
+			q, err := c.Question(context.WithoutCancel(ctx), id)
+			if err != nil {
+				return nil, errors.Join(ctx.Err(), err)
+			}
+			if q.Status == rein.StatusAnswered {
+				return q, nil
+			}
+			return nil, &UnansweredError{Question: q, err: ctx.Err()}
+		}
+		q, err := c.WaitQuestion(ctx, id, slice.Milliseconds())
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return nil, err
+		}
+		switch q.Status {
+		case rein.StatusAnswered:
+			return q, nil
+		case rein.StatusPending:
+			continue
+		default:
+			return nil, &UnansweredError{Question: q}
+		}
+	}
 }
