@@ -29,7 +29,7 @@ var migrations embed.FS
 // DB is the SQLite store.
 type DB struct {
 	write *sql.DB
-	read  *sql.DB
+	read  *readPool // queries prepared once
 
 	jobs    chan *job     // writes waiting for the writer
 	batches atomic.Int64  // transactions the writer committed or tried
@@ -55,7 +55,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(8)
-	db := &DB{write: w, read: r, jobs: make(chan *job, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{})}
+	r.SetMaxIdleConns(8) // kept open: a new connection reads the schema and re-prepares statements
+	db := &DB{write: w, read: newReadPool(r), jobs: make(chan *job, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go db.writer()
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
