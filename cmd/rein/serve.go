@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,6 +37,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	config := fs.String("config", "", "YAML config file with the same settings (flags win)")
 	baseURL := fs.String("base-url", "", "external address for links in approvals (default http://<listen>)")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; keep it private")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -70,6 +74,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "rein serve: %v\n", err)
 		return exitUsage
 	}
+	if *pprofAddr != "" {
+		if err := servePprof(ctx, *pprofAddr, log); err != nil {
+			fmt.Fprintf(e.stderr, "rein serve: --pprof: %v\n", err)
+			srv.Shutdown(context.Background())
+			return exitUsage
+		}
+	}
 	fmt.Fprintf(e.stdout, "rein is listening on http://%s\n", srv.Addr)
 	<-ctx.Done()
 	log.Info("shutting down")
@@ -80,4 +91,27 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// servePprof serves the profiler on its own listener (never on the API's
+// address: profiles and traces are not for agents), until ctx ends.
+func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	log.Info("profiler listening", "addr", ln.Addr().String())
+	return nil
 }
