@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register(&command{name: "serve", summary: "run the rein server",
-		args: "[--data DIR] [--listen ADDR] [--policy FILE | --policy-dir DIR] [--db URL] [--config FILE]",
+		args: "[--data DIR] [--listen ADDR] [--policy FILE | --policy-dir DIR] [--db URL] [--config FILE] [--pprof ADDR]",
 		example: `  # The quick start: embedded SQLite in ./rein-data, the sample policy, an admin key printed once.
   rein serve --policy examples/policy.yaml
 
