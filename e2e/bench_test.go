@@ -3,8 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
