@@ -102,6 +102,15 @@ func (x *EntryEncoding) At(index int64) []byte {
 	return append(b, x.tail[:len(x.tail)]...)
 }
 
+// Parts returns the bytes before and after the index, for a store that
+// assigns the index later (the PostgreSQL outbox keeps them until then).
+func (x *EntryEncoding) Parts() (head, tail []byte) { return x.head, x.tail }
+
+// EncodingFromParts is the inverse of Parts.
+func EncodingFromParts(tenant, kind string, head, tail []byte) *EntryEncoding {
+	return &EntryEncoding{Tenant: tenant, Kind: kind, head: head, tail: tail}
+}
+
 // EncodeEntries prepares the encodings of several entries.
 func EncodeEntries(entries []*Entry) ([]*EntryEncoding, error) {
 	out := make([]*EntryEncoding, len(entries))

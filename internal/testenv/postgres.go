@@ -1,0 +1,61 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein"
+)
+
+// PostgresURL is the server the PostgreSQL tests use: the local one
+// (trust authentication, database test), or REIN_TEST_POSTGRES.
+func PostgresURL() string {
+	if u := os.Getenv("REIN_TEST_POSTGRES"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// Postgres creates a schema of its own for the test (dropped when the test
+// ends) and returns a URL whose search_path selects it, so that tests never
+// see each other's data. PostgreSQL is part of the test environment: when
+// it does not answer, the test fails saying how to start it.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	base := PostgresURL()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("PostgreSQL is not reachable at %s: %v\nstart it (e.g. pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), or set REIN_TEST_POSTGRES", base, err)
+	}
+	defer conn.Close(context.Background())
+	schema := strings.ToLower(strings.ReplaceAll(rein.NewID("t"), "-", "_"))
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+		}
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return fmt.Sprintf("%s%ssearch_path=%s", base, sep, schema)
+}

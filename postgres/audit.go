@@ -1,0 +1,506 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/audit"
+)
+
+// The audit log on PostgreSQL: many writers, one sequence.
+//
+//   - A writer adds its entries to audit_outbox in the transaction of its
+//     state change (wtx.appendEncoded), registers to be told their index,
+//     commits, and waits.
+//   - One integrator, the process holding the schema's advisory lock, moves
+//     outbox rows into audit_entries with the next contiguous indexes. Each
+//     integrator takes a new term in audit_head; each move is one
+//     transaction that ends with a compare-and-set of (size, term) on the
+//     head, so a deposed integrator cannot write even if it still runs.
+//   - The integrator NOTIFYs rein_audit after each move; every process's
+//     listener then looks up the indexes its writers wait for.
+//   - The integrator also signs checkpoints (the seal hook), every second.
+//
+// When the integrator dies, PostgreSQL ends its session and releases the
+// lock; another replica's election loop takes it within a second or so.
+
+// integrateBatch bounds the entries moved per transaction.
+const integrateBatch = 4096
+
+// waitLimit bounds how long a writer waits for its index.
+const waitLimit = 30 * time.Second
+
+// indexWaiters are writers waiting for the index of an outbox row.
+type indexWaiters struct {
+	mu      sync.Mutex
+	waiting map[int64][]chan int64
+	kick    chan struct{} // the log grew: look up what is waited for
+}
+
+func (w *indexWaiters) init() {
+	w.waiting = map[int64][]chan int64{}
+	w.kick = make(chan struct{}, 1)
+}
+
+// register asks to be told the index of outbox row seq; the writer does so
+// before it commits, so that no integration can pass it by.
+func (w *indexWaiters) register(seq int64) chan int64 {
+	ch := make(chan int64, 1)
+	w.mu.Lock()
+	w.waiting[seq] = append(w.waiting[seq], ch)
+	w.mu.Unlock()
+	return ch
+}
+
+func (w *indexWaiters) cancel(seq int64, ch chan int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	list := w.waiting[seq]
+	for i, c := range list {
+		if c == ch {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(w.waiting, seq)
+	} else {
+		w.waiting[seq] = list
+	}
+}
+
+func (w *indexWaiters) pending() []int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]int64, 0, len(w.waiting))
+	for seq := range w.waiting {
+		out = append(out, seq)
+	}
+	return out
+}
+
+func (w *indexWaiters) deliver(seq, idx int64) {
+	w.mu.Lock()
+	list := w.waiting[seq]
+	delete(w.waiting, seq)
+	w.mu.Unlock()
+	for _, ch := range list {
+		ch <- idx
+	}
+}
+
+func (w *indexWaiters) signal() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// errNoIndex: the entry is durable in the outbox, but no integrator placed
+// it in time.
+var errNoIndex = errors.New("the change is stored, but the audit log's integrator did not place its entry in time (is every replica down or cut off from PostgreSQL?)")
+
+func (db *DB) awaitIndex(ctx context.Context, seq int64, ch chan int64) (int64, error) {
+	t := time.NewTimer(waitLimit)
+	defer t.Stop()
+	select {
+	case idx := <-ch:
+		return idx, nil
+	case <-ctx.Done():
+		db.idx.cancel(seq, ch)
+		return -1, ctx.Err()
+	case <-t.C:
+		db.idx.cancel(seq, ch)
+		return -1, errNoIndex
+	}
+}
+
+// resolveIndexes looks up the indexes writers wait for whenever the log
+// grows (and a few times a second, in case a notification was missed).
+func (db *DB) resolveIndexes(ctx context.Context) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-db.idx.kick:
+		case <-t.C:
+		}
+		seqs := db.idx.pending()
+		if len(seqs) == 0 {
+			continue
+		}
+		rows, err := db.pool.Query(ctx, "SELECT outbox_seq, idx FROM audit_entries WHERE outbox_seq = ANY($1)", seqs)
+		if err != nil {
+			continue
+		}
+		var seq, idx int64
+		pgx.ForEachRow(rows, []any{&seq, &idx}, func() error { db.idx.deliver(seq, idx); return nil })
+	}
+}
+
+// listen holds a connection that LISTENs to the schema's channels,
+// reconnecting when it breaks.
+func (db *DB) listen(ctx context.Context, ready chan struct{}) {
+	once := sync.OnceFunc(func() { close(ready) })
+	for ctx.Err() == nil {
+		conn, err := pgx.ConnectConfig(ctx, db.conn)
+		if err != nil {
+			sleep(ctx, 500*time.Millisecond)
+			continue
+		}
+		for _, ch := range []string{db.chAudit, db.chOutbox, db.chChange} {
+			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			once()
+			db.idx.signal()         // what was integrated while nobody listened
+			db.subs.deliver(Resync) // changes made while nobody listened
+			for {
+				n, err := conn.WaitForNotification(ctx)
+				if err != nil {
+					break
+				}
+				switch n.Channel {
+				case db.chAudit:
+					db.idx.signal()
+				case db.chOutbox:
+					select {
+					case db.outboxKick <- struct{}{}:
+					default:
+					}
+				case db.chChange:
+					db.subs.deliver(n.Payload)
+				}
+			}
+		}
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn.Close(closeCtx)
+		cancel()
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// SetSeal sets what the integrator runs every second while it leads (the
+// checkpoint sealer), and once more before it stops.
+func (db *DB) SetSeal(fn func(context.Context) error) {
+	db.sealMu.Lock()
+	db.seal = fn
+	db.sealMu.Unlock()
+}
+
+func (db *DB) runSeal(ctx context.Context) {
+	db.sealMu.Lock()
+	fn := db.seal
+	db.sealMu.Unlock()
+	if fn == nil {
+		return
+	}
+	if err := fn(ctx); err != nil && ctx.Err() == nil {
+		db.log.Error("sealing the audit log failed", "err", err)
+	}
+}
+
+// elect competes for the integrator's advisory lock and integrates while
+// it holds it.
+func (db *DB) elect(ctx context.Context) {
+	for ctx.Err() == nil {
+		conn, err := pgx.ConnectConfig(ctx, db.conn)
+		if err != nil {
+			sleep(ctx, 500*time.Millisecond)
+			continue
+		}
+		for ctx.Err() == nil {
+			var got bool
+			if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", db.lockKey).Scan(&got); err != nil {
+				break
+			}
+			if got {
+				db.lead(ctx, conn)
+				break
+			}
+			sleep(ctx, 500*time.Millisecond)
+		}
+		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		conn.Close(closeCtx) // releases the lock, if held
+		cancel()
+	}
+}
+
+// errDeposed: another integrator took over.
+var errDeposed = errors.New("another integrator took over the audit log")
+
+// lead integrates the outbox while conn holds the lock.
+func (db *DB) lead(ctx context.Context, conn *pgx.Conn) {
+	var term int64
+	if err := conn.QueryRow(ctx, "UPDATE audit_head SET term = term + 1, holder = $1 WHERE one = 1 RETURNING term", db.id).Scan(&term); err != nil {
+		return
+	}
+	db.leading.set(true)
+	defer db.leading.set(false)
+	db.log.Info("integrating the audit log", "term", term)
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	seal := time.NewTicker(time.Second)
+	defer seal.Stop()
+	for {
+		n, err := db.integrate(ctx, conn, term)
+		if err != nil {
+			if ctx.Err() == nil {
+				db.log.Error("integrating the audit log failed; leaving it to the next integrator", "term", term, "err", err)
+			}
+			break
+		}
+		if n == integrateBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-db.outboxKick:
+			continue
+		case <-poll.C:
+			continue
+		case <-seal.C:
+			db.runSeal(ctx)
+			continue
+		}
+		break
+	}
+	if ctx.Err() != nil { // stopping: place what is left and seal it
+		final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for {
+			n, err := db.integrate(final, conn, term)
+			if err != nil || n < integrateBatch {
+				break
+			}
+		}
+		db.runSeal(final)
+	}
+}
+
+// integrate moves the oldest outbox rows into the log in one transaction
+// and returns how many it moved.
+func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, error) {
+	var placed []int64 // outbox seq, index pairs
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var size, cur int64
+		if err := tx.QueryRow(ctx, "SELECT size, term FROM audit_head WHERE one = 1 FOR UPDATE").Scan(&size, &cur); err != nil {
+			return err
+		}
+		if cur != term {
+			return errDeposed
+		}
+		rows, err := tx.Query(ctx, "SELECT seq, tenant, kind, head, tail FROM audit_outbox ORDER BY seq LIMIT $1", integrateBatch)
+		if err != nil {
+			return err
+		}
+		var idxs, seqs []int64
+		var tenants, kinds []string
+		var bodies [][]byte
+		var seq int64
+		var tenant, kind string
+		var head, tail []byte
+		_, err = pgx.ForEachRow(rows, []any{&seq, &tenant, &kind, &head, &tail}, func() error {
+			i := size + int64(len(idxs))
+			idxs, seqs = append(idxs, i), append(seqs, seq)
+			tenants, kinds = append(tenants, tenant), append(kinds, kind)
+			bodies = append(bodies, rein.EncodingFromParts(tenant, kind, head, tail).At(i))
+			return nil
+		})
+		if err != nil || len(idxs) == 0 {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::bigint[])`, idxs, tenants, kinds, bodies, seqs); err != nil {
+			return fmt.Errorf("place entries %d to %d: %w", size, size+int64(len(idxs))-1, err)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM audit_outbox WHERE seq = ANY($1)", seqs); err != nil {
+			return err
+		}
+		next := size + int64(len(idxs))
+		tag, err := tx.Exec(ctx, "UPDATE audit_head SET size = $1 WHERE one = 1 AND size = $2 AND term = $3", next, size, term)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return errDeposed
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", db.chAudit, strconv.FormatInt(next, 10)); err != nil {
+			return err
+		}
+		for i := range seqs {
+			placed = append(placed, seqs[i], idxs[i])
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < len(placed); i += 2 { // this process's writers learn at once
+		db.idx.deliver(placed[i], placed[i+1])
+	}
+	return len(placed) / 2, nil
+}
+
+// Entries returns up to limit entries from index start on.
+func (db *DB) Entries(ctx context.Context, start int64, limit int) ([]*rein.StoredEntry, error) {
+	rows, err := db.pool.Query(ctx, "SELECT idx, tenant, kind, body FROM audit_entries WHERE idx >= $1 ORDER BY idx LIMIT $2", start, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.StoredEntry, error) {
+		e := &rein.StoredEntry{}
+		return e, r.Scan(&e.Index, &e.Tenant, &e.Kind, &e.Bytes)
+	})
+}
+
+// AuditSize returns the number of entries and of records in the tree.
+func (db *DB) AuditSize(ctx context.Context) (entries, hashed int64, err error) {
+	err = db.pool.QueryRow(ctx, `SELECT (SELECT size FROM audit_head WHERE one = 1),
+		(SELECT COALESCE(MAX(record) + 1, 0) FROM audit_tree)`).Scan(&entries, &hashed)
+	return entries, hashed, err
+}
+
+// ReadHashes returns stored hashes by stored-hash index.
+func (db *DB) ReadHashes(ctx context.Context, indexes []int64) ([]tlog.Hash, error) {
+	recs := make([]int64, 0, len(indexes))
+	seen := map[int64]bool{}
+	for _, x := range indexes {
+		rec, _ := audit.RecordRow(x)
+		if !seen[rec] {
+			seen[rec] = true
+			recs = append(recs, rec)
+		}
+	}
+	rows, err := db.pool.Query(ctx, "SELECT record, hashes FROM audit_tree WHERE record = ANY($1)", recs)
+	if err != nil {
+		return nil, err
+	}
+	got := map[int64][]byte{}
+	var rec int64
+	var hs []byte
+	if _, err := pgx.ForEachRow(rows, []any{&rec, &hs}, func() error { got[rec] = append([]byte(nil), hs...); return nil }); err != nil {
+		return nil, err
+	}
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		rec, pos := audit.RecordRow(x)
+		hs := got[rec]
+		if len(hs) < (pos+1)*tlog.HashSize {
+			return nil, fmt.Errorf("stored hash %d (record %d) is not in the tree", x, rec)
+		}
+		copy(out[i][:], hs[pos*tlog.HashSize:])
+	}
+	return out, nil
+}
+
+// SaveTree appends tree records and, optionally, a checkpoint.
+func (db *DB) SaveTree(ctx context.Context, u *rein.TreeUpdate) error {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if len(u.Hashes) > 0 {
+			recs := make([]int64, len(u.Hashes))
+			blobs := make([][]byte, len(u.Hashes))
+			for i, hs := range u.Hashes {
+				recs[i] = u.From + int64(i)
+				for _, h := range hs {
+					blobs[i] = append(blobs[i], h[:]...)
+				}
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO audit_tree (record, hashes) SELECT * FROM unnest($1::bigint[], $2::bytea[])", recs, blobs); err != nil {
+				return fmt.Errorf("store tree records from %d: %w", u.From, err)
+			}
+		}
+		if c := u.Checkpoint; c != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO audit_checkpoints (size, note, signed_at) VALUES ($1, $2, $3)",
+				c.Size, string(c.Note), ts(c.SignedAt)); err != nil {
+				return fmt.Errorf("store checkpoint %d: %w", c.Size, err)
+			}
+		}
+		return nil
+	})
+}
+
+func scanCheckpoint(r pgx.Row) (*rein.SignedCheckpoint, error) {
+	var c rein.SignedCheckpoint
+	var n, at string
+	if err := r.Scan(&c.Size, &n, &at); err != nil {
+		return nil, notFound(err)
+	}
+	c.Note, c.SignedAt = []byte(n), parseTS(at)
+	return &c, nil
+}
+
+// Checkpoints returns the checkpoints with sizes in [lo, hi], ascending.
+func (db *DB) Checkpoints(ctx context.Context, lo, hi int64) ([]*rein.SignedCheckpoint, error) {
+	rows, err := db.pool.Query(ctx, "SELECT size, note, signed_at FROM audit_checkpoints WHERE size BETWEEN $1 AND $2 ORDER BY size", lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.SignedCheckpoint, error) { return scanCheckpoint(r) })
+}
+
+// LatestCheckpoint returns the newest checkpoint.
+func (db *DB) LatestCheckpoint(ctx context.Context) (*rein.SignedCheckpoint, error) {
+	return scanCheckpoint(db.pool.QueryRow(ctx, "SELECT size, note, signed_at FROM audit_checkpoints ORDER BY size DESC LIMIT 1"))
+}
+
+// AuditKeys lists the signing keys, oldest first.
+func (db *DB) AuditKeys(ctx context.Context) ([]*rein.AuditKey, error) {
+	rows, err := db.pool.Query(ctx, "SELECT verifier, from_at, to_at FROM audit_keys ORDER BY from_at")
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.AuditKey, error) {
+		var k rein.AuditKey
+		var from string
+		var to *string
+		if err := r.Scan(&k.Verifier, &from, &to); err != nil {
+			return nil, err
+		}
+		k.From = parseTS(from)
+		if to != nil {
+			t := parseTS(*to)
+			k.To = &t
+		}
+		return &k, nil
+	})
+}
+
+// AddAuditKey records a key coming into use; the key in use until then is
+// retired at the same moment. A key already known is left as it is.
+func (db *DB) AddAuditKey(ctx context.Context, k *rein.AuditKey) error {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "LOCK TABLE audit_keys IN EXCLUSIVE MODE"); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM audit_keys WHERE verifier = $1", k.Verifier).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE audit_keys SET to_at = $1 WHERE to_at IS NULL", ts(k.From)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO audit_keys (verifier, from_at) VALUES ($1, $2)", k.Verifier, ts(k.From))
+		return err
+	})
+}

@@ -1,0 +1,137 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/storetest"
+)
+
+func open(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), testenv.Postgres(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestConformance runs the store conformance suite (package storetest).
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) rein.Store { return open(t) })
+}
+
+func TestAuditTablesAreAppendOnly(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	if err := db.Append(ctx, &rein.Entry{Kind: rein.KindServerStarted, Tenant: "*"}, &rein.Entry{Kind: rein.KindServerStarted, Tenant: "*"}); err != nil {
+		t.Fatal(err)
+	}
+	var h tlog.Hash
+	if err := db.SaveTree(ctx, &rein.TreeUpdate{From: 0, Hashes: [][]tlog.Hash{{h}}, Checkpoint: &rein.SignedCheckpoint{Size: 1, Note: []byte("n")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"UPDATE audit_entries SET body = '\\x00' WHERE idx = 0",
+		"DELETE FROM audit_entries WHERE idx = 1",
+		"TRUNCATE audit_entries",
+		"DELETE FROM audit_checkpoints",
+		"UPDATE audit_tree SET hashes = '\\x00'",
+	} {
+		_, err := db.pool.Exec(ctx, stmt)
+		if err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: err %v, want the append-only trigger to refuse it", stmt, err)
+		}
+	}
+	if es, err := db.Entries(ctx, 0, 10); err != nil || len(es) != 2 {
+		t.Fatalf("entries %v %v", es, err)
+	}
+}
+
+// TestReplicasShareOneSequence: two stores on one schema (two replicas)
+// write at once; one integrates, both are answered with contiguous
+// indexes; when the integrator stops, the other takes over within seconds;
+// an integrator whose term has passed cannot write.
+func TestReplicasShareOneSequence(t *testing.T) {
+	url := testenv.Postgres(t)
+	ctx := context.Background()
+	openAt := func() *DB {
+		db, err := Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a, b := openAt(), openAt()
+	appendFrom := func(db *DB, n int) {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := db.Append(ctx, &rein.Entry{Kind: rein.KindServerStarted, Tenant: "*", Subject: fmt.Sprint(i)}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); appendFrom(a, 50) }()
+	go func() { defer wg.Done(); appendFrom(b, 50) }()
+	wg.Wait()
+	leader, other := a, b
+	if !a.Leading() {
+		leader, other = b, a
+	}
+	if !leader.Leading() || other.Leading() {
+		t.Fatalf("leading: a %v, b %v; want exactly one integrator", a.Leading(), b.Leading())
+	}
+	var term int64
+	if err := other.pool.QueryRow(ctx, "SELECT term FROM audit_head").Scan(&term); err != nil {
+		t.Fatal(err)
+	}
+	leader.Close()
+	start := time.Now()
+	appendFrom(other, 10)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("takeover took %v", took)
+	}
+	if !other.Leading() {
+		t.Error("the remaining store did not take over")
+	}
+	es, err := other.Entries(ctx, 0, 1000)
+	if err != nil || len(es) != 110 {
+		t.Fatalf("%d entries, %v; want 110", len(es), err)
+	}
+	for i, e := range es {
+		if e.Index != int64(i) {
+			t.Fatalf("position %d holds index %d", i, e.Index)
+		}
+	}
+	// The old term is fenced off.
+	conn, err := pgx.ConnectConfig(ctx, other.conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := other.pool.Exec(ctx, "INSERT INTO audit_outbox (tenant, kind, head, tail) VALUES ('*', 'x', '\\x7b', '\\x7d')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.integrate(ctx, conn, term); !errors.Is(err, errDeposed) {
+		t.Errorf("integrating with the old term %d: %v, want errDeposed", term, err)
+	}
+}

@@ -1,0 +1,750 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein"
+)
+
+// Keys.
+
+const keyColumns = "id, name, tenant, roles, groups_json, secret_hash, created_at, revoked_at"
+
+func scanKey(row pgx.Row) (*rein.Key, error) {
+	var k rein.Key
+	var roles, groups, created string
+	var revoked *string
+	if err := row.Scan(&k.ID, &k.Name, &k.Tenant, &roles, &groups, &k.SecretHash, &created, &revoked); err != nil {
+		return nil, notFound(err)
+	}
+	if err := json.Unmarshal([]byte(roles), &k.Roles); err != nil {
+		return nil, fmt.Errorf("key %s roles: %w", k.ID, err)
+	}
+	if err := json.Unmarshal([]byte(groups), &k.Groups); err != nil {
+		return nil, fmt.Errorf("key %s groups: %w", k.ID, err)
+	}
+	k.CreatedAt = parseTS(created)
+	if revoked != nil {
+		t := parseTS(*revoked)
+		k.RevokedAt = &t
+	}
+	return &k, nil
+}
+
+// CreateKey stores a new key; a name already active in the tenant is a conflict.
+func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
+	roles, _ := json.Marshal(k.Roles)
+	groups, _ := json.Marshal(k.Groups)
+	_, err := db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO keys (id, name, tenant, roles, groups_json, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			k.ID, k.Name, k.Tenant, string(roles), string(groups), k.SecretHash, ts(k.CreatedAt)); err != nil {
+			if violates(err, "keys_active_name") {
+				return rein.Errorf(rein.ECodeConflict, "tenant %q already has a key named %q; pick another name or revoke that key first", k.Tenant, k.Name)
+			}
+			return fmt.Errorf("insert key: %w", err)
+		}
+		if e != nil {
+			return tx.appendEntries(ctx, e)
+		}
+		return nil
+	})
+	return err
+}
+
+// KeyBySecretHash returns the active key with that secret hash.
+func (db *DB) KeyBySecretHash(ctx context.Context, hash string) (*rein.Key, error) {
+	return scanKey(db.pool.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE secret_hash = $1 AND revoked_at IS NULL", hash))
+}
+
+// KeyByID returns a key, revoked or not.
+func (db *DB) KeyByID(ctx context.Context, id string) (*rein.Key, error) {
+	return scanKey(db.pool.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE id = $1", id))
+}
+
+// Keys lists the keys of a tenant ("*": of every tenant), oldest first.
+func (db *DB) Keys(ctx context.Context, tenant string) ([]*rein.Key, error) {
+	q, args := "SELECT "+keyColumns+" FROM keys WHERE tenant = $1 ORDER BY created_at, id", []any{tenant}
+	if tenant == rein.AllTenants {
+		q, args = "SELECT "+keyColumns+" FROM keys ORDER BY tenant, created_at, id", nil
+	}
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Key, error) { return scanKey(r) })
+}
+
+// RevokeKey marks a key revoked; it refuses to revoke the last active admin
+// key of tenant "*" (the admin keys are locked while it counts them).
+func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.Entry) error {
+	_, err := db.write(ctx, func(tx *wtx) error {
+		rows, err := tx.Query(ctx, "SELECT "+keyColumns+" FROM keys WHERE tenant = $1 AND revoked_at IS NULL ORDER BY id FOR UPDATE", rein.AllTenants)
+		if err != nil {
+			return err
+		}
+		admins, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Key, error) { return scanKey(r) })
+		if err != nil {
+			return err
+		}
+		k, err := scanKey(tx.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE id = $1 AND revoked_at IS NULL FOR UPDATE", id))
+		if err != nil {
+			return err
+		}
+		if k.Tenant == rein.AllTenants && k.Has(rein.RoleAdmin) {
+			others := 0
+			for _, a := range admins {
+				if a.ID != id && a.Has(rein.RoleAdmin) {
+					others++
+				}
+			}
+			if others == 0 {
+				return rein.Errorf(rein.ECodeConflict, "key %q is the last admin key of tenant \"*\"; create another admin key before revoking it", k.Name)
+			}
+		}
+		if _, err := tx.Exec(ctx, "UPDATE keys SET revoked_at = $1 WHERE id = $2", ts(at), id); err != nil {
+			return err
+		}
+		if e != nil {
+			return tx.appendEntries(ctx, e)
+		}
+		return nil
+	})
+	return err
+}
+
+// Checks.
+
+// RecordCheck stores a decided check with its new approval and audit entries
+// in one transaction.
+func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse, entries []*rein.Entry) (*rein.CheckRecord, error) {
+	encs, err := rein.EncodeEntries(entries)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	var reqID any
+	if rec.Check.RequestID != "" {
+		reqID = rec.Check.RequestID
+	}
+	first, err := db.write(ctx, func(tx *wtx) error {
+		if created != nil {
+			if err := expireStale(ctx, tx, created); err != nil {
+				return err
+			}
+		}
+		encs := encs
+		if use != nil {
+			_, more, err := loadAndChange(ctx, tx, use.ID, use.Change)
+			if err != nil {
+				return err
+			}
+			moreEncs, err := rein.EncodeEntries(more)
+			if err != nil {
+				return err
+			}
+			encs = append(slices.Clip(encs), moreEncs...)
+		}
+		if err := tx.appendEncoded(ctx, encs); err != nil {
+			return err
+		}
+		var seq any
+		if len(tx.seqs) > 0 {
+			seq = tx.seqs[0]
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO checks (id, tenant, key_id, request_id, agent, session, tool, decision, action_hash, created_at, outbox_seq, record)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			rec.ID, rec.Tenant, rec.KeyID, reqID, rec.Check.Agent, rec.Check.Session, rec.Check.Tool, string(rec.Decision),
+			rec.ActionHash, ts(rec.CreatedAt), seq, string(body)); err != nil {
+			if violates(err, "checks_request") {
+				return rein.ErrDuplicateRequest
+			}
+			return fmt.Errorf("insert check: %w", err)
+		}
+		if created != nil {
+			if err := insertApproval(ctx, tx, created); err != nil {
+				return err
+			}
+		}
+		return touchSession(ctx, tx, rec)
+	})
+	if errors.Is(err, rein.ErrDuplicateRequest) {
+		dup, err := db.CheckByRequestID(ctx, rec.KeyID, rec.Check.RequestID)
+		if err != nil {
+			return nil, fmt.Errorf("read the check recorded first with request_id %q: %w", rec.Check.RequestID, err)
+		}
+		return dup, rein.ErrDuplicateRequest
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec.AuditIndex = first
+	return rec, nil
+}
+
+func insertApproval(ctx context.Context, tx *wtx, a *rein.Approval) error {
+	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO approvals (id, tenant, status, action_hash, agent, session, created_at, expires_at, grant_expires_at, record)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		a.ID, a.Tenant, a.Status, a.ActionHash, a.Agent, a.Session, ts(a.CreatedAt), ts(a.ExpiresAt), tsPtr(a.GrantExpiresAt), string(body))
+	if violates(err, "approvals_one_pending") {
+		return rein.ErrApprovalPending
+	}
+	if err != nil {
+		return fmt.Errorf("insert approval: %w", err)
+	}
+	return nil
+}
+
+// expireStale expires the pending approvals of a's action whose time ran
+// out, recording each as a timeout, so that a new approval can take their
+// place.
+func expireStale(ctx context.Context, tx *wtx, a *rein.Approval) error {
+	rows, err := tx.Query(ctx, "SELECT id FROM approvals WHERE tenant = $1 AND action_hash = $2 AND status = 'pending' AND expires_at <= $3 FOR UPDATE",
+		a.Tenant, a.ActionHash, ts(a.CreatedAt))
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		_, entries, err := loadAndChange(ctx, tx, id, func(x *rein.Approval) ([]*rein.Entry, error) {
+			at := a.CreatedAt
+			x.Status, x.ResolvedAt = rein.StatusExpired, &at
+			return []*rein.Entry{{TS: a.CreatedAt, Tenant: a.Tenant, Kind: rein.KindApprovalResolved,
+				Actor: "rein", Subject: id, Data: map[string]any{"status": rein.StatusExpired, "cause": "timeout"}}}, nil
+		})
+		if err != nil {
+			return fmt.Errorf("expire approval %s: %w", id, err)
+		}
+		if err := tx.appendEntries(ctx, entries...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// approvalRow is the stored form of an approval: its JSON plus what the API hides.
+type approvalRow struct {
+	*rein.Approval
+	GrantTTLNS int64 `json:"grant_ttl_ns"`
+}
+
+// checkSelect reads a check with its audit index: the index of the entry
+// in the outbox row it was recorded with.
+const checkSelect = `SELECT c.record, c.key_id, e.idx, c.outbox_seq FROM checks c LEFT JOIN audit_entries e ON e.outbox_seq = c.outbox_seq WHERE `
+
+func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
+	rec, seq, err := scanCheck(db.pool.QueryRow(ctx, checkSelect+where, args...))
+	if err != nil || seq == nil {
+		return rec, err
+	}
+	// Recorded, not yet placed in the log (the writer is still waiting):
+	// wait for the index too.
+	ch := db.idx.register(*seq)
+	var idx *int64
+	if err := db.pool.QueryRow(ctx, "SELECT idx FROM audit_entries WHERE outbox_seq = $1", *seq).Scan(&idx); err == nil && idx != nil {
+		db.idx.cancel(*seq, ch)
+		rec.AuditIndex = *idx
+		return rec, nil
+	}
+	db.idx.signal()
+	i, err := db.awaitIndex(ctx, *seq, ch)
+	if err != nil {
+		return nil, err
+	}
+	rec.AuditIndex = i
+	return rec, nil
+}
+
+// scanCheck reads a check; seq is set when its entry has no index yet.
+func scanCheck(r pgx.Row) (*rein.CheckRecord, *int64, error) {
+	var body, keyID string
+	var idx, seq *int64
+	if err := r.Scan(&body, &keyID, &idx, &seq); err != nil {
+		return nil, nil, notFound(err)
+	}
+	rec := &rein.CheckRecord{}
+	if err := json.Unmarshal([]byte(body), rec); err != nil {
+		return nil, nil, fmt.Errorf("decode check: %w", err)
+	}
+	rec.KeyID = keyID
+	if idx != nil {
+		rec.AuditIndex = *idx
+		return rec, nil, nil
+	}
+	return rec, seq, nil
+}
+
+// CheckByID returns a stored check.
+func (db *DB) CheckByID(ctx context.Context, id string) (*rein.CheckRecord, error) {
+	return db.checkWhere(ctx, "c.id = $1", id)
+}
+
+// CheckByRequestID returns the check a key made with a request_id.
+func (db *DB) CheckByRequestID(ctx context.Context, keyID, requestID string) (*rein.CheckRecord, error) {
+	return db.checkWhere(ctx, "c.key_id = $1 AND c.request_id = $2", keyID, requestID)
+}
+
+// Approvals.
+
+func scanApproval(row pgx.Row) (*rein.Approval, error) {
+	var body string
+	if err := row.Scan(&body); err != nil {
+		return nil, notFound(err)
+	}
+	r := approvalRow{Approval: &rein.Approval{}}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		return nil, fmt.Errorf("decode approval: %w", err)
+	}
+	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
+	if string(r.Approval.ApprovedArgs) == "null" {
+		r.Approval.ApprovedArgs = nil
+	}
+	return r.Approval, nil
+}
+
+// LatestApproval returns the newest approval bound to an action hash.
+func (db *DB) LatestApproval(ctx context.Context, tenant, actionHash string) (*rein.Approval, error) {
+	return scanApproval(db.pool.QueryRow(ctx, "SELECT record FROM approvals WHERE tenant = $1 AND action_hash = $2 ORDER BY created_at DESC, id DESC LIMIT 1",
+		tenant, actionHash))
+}
+
+// Approval returns one approval.
+func (db *DB) Approval(ctx context.Context, id string) (*rein.Approval, error) {
+	return scanApproval(db.pool.QueryRow(ctx, "SELECT record FROM approvals WHERE id = $1", id))
+}
+
+// Approvals lists approvals, newest first.
+func (db *DB) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilter) ([]*rein.Approval, error) {
+	q, args := listQuery("approvals", tenant, f)
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Approval, error) { return scanApproval(r) })
+}
+
+// listQuery selects the records of approvals or questions that pass a list
+// filter, newest first.
+func listQuery(table, tenant string, f rein.ListFilter) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if tenant != rein.AllTenants {
+		add("tenant = $%d", tenant)
+	}
+	for _, c := range []struct{ col, val string }{{"status", f.Status}, {"session", f.Session}, {"agent", f.Agent}} {
+		if c.val != "" {
+			add(c.col+" = $%d", c.val)
+		}
+	}
+	if f.Before != "" {
+		add("id < $%d", f.Before)
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	q := "SELECT record FROM " + table
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, limit)
+	return q + fmt.Sprintf(" ORDER BY id DESC LIMIT $%d", len(args)), args
+}
+
+// ChangeApproval applies change to an approval in one write transaction
+// (the approval's row is locked meanwhile).
+func (db *DB) ChangeApproval(ctx context.Context, id string, change rein.ApprovalChange) (*rein.Approval, error) {
+	var out *rein.Approval
+	_, err := db.write(ctx, func(tx *wtx) error {
+		a, entries, err := loadAndChange(ctx, tx, id, change)
+		if err != nil {
+			return err
+		}
+		out = a
+		return tx.appendEntries(ctx, entries...)
+	})
+	return out, err
+}
+
+func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
+	a, err := scanApproval(tx.QueryRow(ctx, "SELECT record FROM approvals WHERE id = $1 FOR UPDATE", id))
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := change(a)
+	if err != nil || len(entries) == 0 {
+		return a, nil, err
+	}
+	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := tx.Exec(ctx, "UPDATE approvals SET status = $1, grant_expires_at = $2, record = $3 WHERE id = $4",
+		a.Status, tsPtr(a.GrantExpiresAt), string(body), id); err != nil {
+		if violates(err, "approvals_one_pending") {
+			return nil, nil, rein.ErrApprovalPending
+		}
+		return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
+	}
+	return a, entries, nil
+}
+
+// DueApprovals returns the approvals whose time ran out.
+func (db *DB) DueApprovals(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id FROM approvals WHERE status = 'pending' AND expires_at <= $1
+		UNION SELECT id FROM approvals WHERE status = 'approved' AND grant_expires_at <= $1`, ts(now))
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Questions.
+
+// CreateQuestion stores a new question and its audit entries together.
+func (db *DB) CreateQuestion(ctx context.Context, q *rein.Question, entries []*rein.Entry) error {
+	body, err := json.Marshal(q)
+	if err != nil {
+		return err
+	}
+	_, err = db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO questions (id, tenant, status, agent, session, created_at, expires_at, record)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, q.ID, q.Tenant, q.Status, q.Agent, q.Session, ts(q.CreatedAt), ts(q.ExpiresAt), string(body)); err != nil {
+			return fmt.Errorf("insert question: %w", err)
+		}
+		return tx.appendEntries(ctx, entries...)
+	})
+	return err
+}
+
+func scanQuestion(row pgx.Row) (*rein.Question, error) {
+	var body string
+	if err := row.Scan(&body); err != nil {
+		return nil, notFound(err)
+	}
+	q := &rein.Question{}
+	if err := json.Unmarshal([]byte(body), q); err != nil {
+		return nil, fmt.Errorf("decode question: %w", err)
+	}
+	return q, nil
+}
+
+// Question returns one question.
+func (db *DB) Question(ctx context.Context, id string) (*rein.Question, error) {
+	return scanQuestion(db.pool.QueryRow(ctx, "SELECT record FROM questions WHERE id = $1", id))
+}
+
+// Questions lists questions, newest first.
+func (db *DB) Questions(ctx context.Context, tenant string, f rein.QuestionFilter) ([]*rein.Question, error) {
+	q, args := listQuery("questions", tenant, f)
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Question, error) { return scanQuestion(r) })
+}
+
+// ChangeQuestion applies change to a question in one write transaction.
+func (db *DB) ChangeQuestion(ctx context.Context, id string, change rein.QuestionChange) (*rein.Question, error) {
+	var out *rein.Question
+	_, err := db.write(ctx, func(tx *wtx) error {
+		q, err := scanQuestion(tx.QueryRow(ctx, "SELECT record FROM questions WHERE id = $1 FOR UPDATE", id))
+		if err != nil {
+			return err
+		}
+		entries, err := change(q)
+		if err != nil {
+			return err
+		}
+		out = q
+		if len(entries) == 0 {
+			return nil
+		}
+		body, err := json.Marshal(q)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE questions SET status = $1, record = $2 WHERE id = $3", q.Status, string(body), id); err != nil {
+			return fmt.Errorf("update question %s: %w", id, err)
+		}
+		return tx.appendEntries(ctx, entries...)
+	})
+	return out, err
+}
+
+// DueQuestions returns the pending questions whose time ran out.
+func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]string, error) {
+	rows, err := db.pool.Query(ctx, "SELECT id FROM questions WHERE status = 'pending' AND expires_at <= $1", ts(now))
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Locks.
+
+// CreateLock stores a new lock with its audit entries.
+func (db *DB) CreateLock(ctx context.Context, l *rein.Lock, entries []*rein.Entry) error {
+	body, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	_, err = db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO locks (id, tenant, created_at, record) VALUES ($1, $2, $3, $4)",
+			l.ID, l.Tenant, ts(l.CreatedAt), string(body)); err != nil {
+			return fmt.Errorf("insert lock: %w", err)
+		}
+		return tx.appendEntries(ctx, entries...)
+	})
+	return err
+}
+
+func scanLock(r pgx.Row) (*rein.Lock, error) {
+	var body string
+	if err := r.Scan(&body); err != nil {
+		return nil, notFound(err)
+	}
+	l := &rein.Lock{}
+	if err := json.Unmarshal([]byte(body), l); err != nil {
+		return nil, fmt.Errorf("decode lock: %w", err)
+	}
+	return l, nil
+}
+
+// Lock returns one lock.
+func (db *DB) Lock(ctx context.Context, id string) (*rein.Lock, error) {
+	return scanLock(db.pool.QueryRow(ctx, "SELECT record FROM locks WHERE id = $1", id))
+}
+
+// Locks returns the locks not removed (active or expired), oldest first.
+func (db *DB) Locks(ctx context.Context) ([]*rein.Lock, error) {
+	rows, err := db.pool.Query(ctx, "SELECT record FROM locks WHERE removed_at IS NULL ORDER BY created_at, id")
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Lock, error) { return scanLock(r) })
+}
+
+// RemoveLock marks a lock removed, with its audit entry; a lock already
+// removed is not found.
+func (db *DB) RemoveLock(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Lock, error) {
+	var out *rein.Lock
+	_, err := db.write(ctx, func(tx *wtx) error {
+		l, err := scanLock(tx.QueryRow(ctx, "SELECT record FROM locks WHERE id = $1 AND removed_at IS NULL FOR UPDATE", id))
+		if err != nil {
+			return err
+		}
+		l.RemovedAt, l.RemovedBy = &at, by
+		body, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE locks SET removed_at = $1, record = $2 WHERE id = $3", ts(at), string(body), id); err != nil {
+			return fmt.Errorf("remove lock: %w", err)
+		}
+		out = l
+		return tx.appendEntries(ctx, e)
+	})
+	return out, err
+}
+
+// Sessions.
+
+// SessionState returns a session and the count of earlier checks of an action in it.
+func (db *DB) SessionState(ctx context.Context, tenant, id, actionHash string) (*rein.Session, int64, error) {
+	var body *string
+	var repeats int64
+	err := db.pool.QueryRow(ctx, `SELECT (SELECT record FROM sessions WHERE tenant = $1 AND id = $2),
+		(SELECT COUNT(*) FROM checks WHERE tenant = $1 AND session = $2 AND action_hash = $3)`,
+		tenant, id, actionHash).Scan(&body, &repeats)
+	if err != nil || body == nil {
+		return nil, repeats, err
+	}
+	s := &rein.Session{}
+	if err := json.Unmarshal([]byte(*body), s); err != nil {
+		return nil, 0, fmt.Errorf("decode session: %w", err)
+	}
+	return s, repeats, nil
+}
+
+// touchSession adds a recorded check to its session's counters (the
+// session's row is locked meanwhile).
+func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
+	if rec.Check.Session == "" {
+		return nil
+	}
+	fresh, _ := json.Marshal(&rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt})
+	if _, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING",
+		rec.Tenant, rec.Check.Session, string(fresh)); err != nil {
+		return err
+	}
+	s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+	if err != nil {
+		return err
+	}
+	s.Checks++
+	s.LastAt = rec.CreatedAt
+	switch {
+	case rec.Decision.Allows():
+		s.Calls++
+		s.Cost += rec.Check.Cost
+		s.Tainted = s.Tainted || rec.Taints
+	case rec.Decision == rein.Deny:
+		s.Denials++
+	}
+	return saveSession(ctx, tx, s)
+}
+
+func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {
+	var body string
+	err := tx.QueryRow(ctx, "SELECT record FROM sessions WHERE tenant = $1 AND id = $2 FOR UPDATE", tenant, id).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &rein.Session{}
+	return s, json.Unmarshal([]byte(body), s)
+}
+
+func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
+	body, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "UPDATE sessions SET record = $3 WHERE tenant = $1 AND id = $2", s.Tenant, s.ID, string(body))
+	return err
+}
+
+// SessionChecks lists a session's checks, newest first.
+func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*rein.CheckRecord, error) {
+	q := checkSelect + "c.tenant = $1 AND c.session = $2"
+	args := []any{tenant, id}
+	if before != "" {
+		q += " AND c.id < $3"
+		args = append(args, before)
+	}
+	args = append(args, limit)
+	rows, err := db.pool.Query(ctx, q+fmt.Sprintf(" ORDER BY c.created_at DESC, c.id DESC LIMIT $%d", len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.CheckRecord, error) {
+		rec, _, err := scanCheck(r)
+		return rec, err
+	})
+}
+
+// RecordResult stores a check's result.
+func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein.CheckResult, e *rein.Entry) error {
+	body, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = db.write(ctx, func(tx *wtx) error {
+		tag, err := tx.Exec(ctx, "UPDATE checks SET result = $1 WHERE id = $2 AND result IS NULL", string(body), rec.ID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return rein.Errorf(rein.ECodeConflict, "check %s already has a result", rec.ID)
+		}
+		if res.Cost != nil && rec.Decision.Allows() && rec.Check.Session != "" {
+			s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+			if err != nil {
+				return err
+			}
+			if s != nil { // the reported cost replaces the declared one
+				s.Cost += *res.Cost - rec.Check.Cost
+				if err := saveSession(ctx, tx, s); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.appendEntries(ctx, e)
+	})
+	return err
+}
+
+// Webhook deliveries.
+
+// LogDelivery records one webhook delivery attempt.
+func (db *DB) LogDelivery(ctx context.Context, d *rein.WebhookDelivery) error {
+	body, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = db.pool.Exec(ctx, "INSERT INTO webhook_deliveries (record) VALUES ($1)", string(body))
+	return err
+}
+
+// Deliveries lists the latest delivery attempts, newest first.
+func (db *DB) Deliveries(ctx context.Context, limit int) ([]*rein.WebhookDelivery, error) {
+	rows, err := db.pool.Query(ctx, "SELECT record FROM webhook_deliveries ORDER BY seq DESC LIMIT $1", limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.WebhookDelivery, error) {
+		var body string
+		if err := r.Scan(&body); err != nil {
+			return nil, err
+		}
+		d := &rein.WebhookDelivery{}
+		return d, json.Unmarshal([]byte(body), d)
+	})
+}
+
+// Policies.
+
+// SavePolicy records a newly activated policy tier.
+func (db *DB) SavePolicy(ctx context.Context, doc *rein.PolicyDoc, e *rein.Entry) error {
+	_, err := db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO policies (tenant, version, source, loaded_at, loaded_by, origin) VALUES ($1, $2, $3, $4, $5, $6)",
+			doc.Tenant, doc.Version, doc.Source, ts(doc.LoadedAt), doc.LoadedBy, doc.Origin); err != nil {
+			return fmt.Errorf("insert policy: %w", err)
+		}
+		if e != nil {
+			return tx.appendEntries(ctx, e)
+		}
+		return nil
+	})
+	return err
+}
+
+// Policies returns the newest policy of each tier.
+func (db *DB) Policies(ctx context.Context) ([]*rein.PolicyDoc, error) {
+	rows, err := db.pool.Query(ctx, `SELECT tenant, version, source, loaded_at, loaded_by, origin FROM policies
+		WHERE seq IN (SELECT MAX(seq) FROM policies GROUP BY tenant) ORDER BY tenant`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.PolicyDoc, error) {
+		d := &rein.PolicyDoc{}
+		var at string
+		err := r.Scan(&d.Tenant, &d.Version, &d.Source, &at, &d.LoadedBy, &d.Origin)
+		d.LoadedAt = parseTS(at)
+		return d, err
+	})
+}
