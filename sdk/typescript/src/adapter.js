@@ -1,0 +1,59 @@
+// What the framework adapters share: how a tool call becomes a check, and
+// how rein's answers read to a model.
+
+/** True for the decisions that let an action run. */
+export const allows = (d) => d === "allow" || d === "modify";
+
+/**
+ * A request_id for one tool call of a framework: the same call (retried,
+ * or re-run when a paused agent resumes) gets rein's stored answer back
+ * instead of a new decision.
+ */
+export async function requestId(framework, session, callId) {
+  if (!callId) return undefined;
+  const id = `${framework}:${session ?? ""}:${callId}`;
+  if (id.length <= 256) return id;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(id));
+  return `${framework}:sha256:` + Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** What the model reads when a call did not run. */
+export function refusal(tool, decision, reason, retryAfterMs) {
+  switch (decision) {
+    case "throttle":
+      return `rein throttled ${tool}: ${reason}` + (retryAfterMs ? ` (retry in ${Math.ceil(retryAfterMs / 1000)} s)` : "");
+    case "ask":
+      return `rein has not approved ${tool} yet: ${reason}; the call did not run`;
+    default:
+      return `rein denied ${tool}: ${reason}`;
+  }
+}
+
+/** The message a rejection reads as: the approver's message when there is one. */
+export function rejectionOf(approval) {
+  const votes = approval.votes ?? [];
+  for (let i = votes.length - 1; i >= 0; i--) {
+    const v = votes[i];
+    if (v.vote === "reject") return `rejected by ${v.by}` + (v.message ? `: ${v.message}` : "");
+  }
+  return `the approval was ${approval.status}`;
+}
+
+/** Compares two JSON values by content (object key order ignored). */
+export function sameJSON(a, b) {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(v) {
+  if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
+  if (v && typeof v === "object") {
+    return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical(v[k])).join(",") + "}";
+  }
+  return JSON.stringify(v);
+}
+
+/** The session a call belongs to: a string, or a function of the framework's context. */
+export function sessionOf(session, ...ctx) {
+  const s = typeof session === "function" ? session(...ctx) : session;
+  return s === undefined || s === null || s === "" ? undefined : String(s);
+}

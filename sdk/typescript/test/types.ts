@@ -1,0 +1,29 @@
+// Compiled by tsc (go test ./e2e -run TestSDKTypeScriptTypes), never run:
+// the declarations describe the package as TypeScript users import it.
+import { DeniedError, ReinClient, ReinError, type CheckResponse, type WaitResult } from "@reinhq/rein";
+import { reinResume, reinTools, type HITLResponse } from "@reinhq/rein/langgraph";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+
+async function usage(): Promise<void> {
+  const rein = new ReinClient({ server: "http://127.0.0.1:8750", key: "rein_..." });
+  const res: CheckResponse = await rein.check({ tool: "shell.exec", args: { command: "ls" }, session: "run-1" });
+  if (res.decision === "ask" && res.approval) {
+    const w: WaitResult = await rein.wait(res.approval.id, { timeoutMs: 1000 });
+    console.log(w.decision, w.args);
+  }
+  try {
+    const out: string = await rein.guard("fs.read", { path: "a" }, async (args) => String(args.path), { session: "s" });
+    console.log(out);
+  } catch (e) {
+    if (e instanceof DeniedError) console.log(e.decision, e.reason, e.pending);
+    if (e instanceof ReinError) console.log(e.status, e.code);
+  }
+  const answer: unknown = await rein.askAndWait({ text: "Which region?", choices: ["eu", "us"] }, { timeoutMs: 1000 });
+  console.log(answer);
+
+  const tools = reinTools(rein, [tool(async ({ city }) => `sunny in ${city}`, { name: "get_weather", description: "weather", schema: z.object({ city: z.string() }) })]);
+  const resume: Record<string, HITLResponse> = await reinResume(rein, [], { timeoutMs: 5000 });
+  console.log(tools.length, resume);
+}
+void usage;
