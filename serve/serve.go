@@ -28,6 +28,7 @@ import (
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
+	"github.com/reinhq/rein/postgres"
 	"github.com/reinhq/rein/sqlite"
 	"github.com/reinhq/rein/webhook"
 )
@@ -78,6 +79,7 @@ type Server struct {
 	Store    rein.Store
 	Policies *Policies
 	sealer   *audit.Sealer
+	shared   bool // PostgreSQL: the integrator seals, on whichever replica it runs
 	log      *slog.Logger
 	http     *http.Server
 	ln       net.Listener
@@ -115,17 +117,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	if cfg.Policy != "" && cfg.PolicyDir != "" {
 		return nil, errors.New("give --policy FILE or --policy-dir DIR, not both")
 	}
-	if cfg.DB != "" && !strings.HasPrefix(cfg.DB, "sqlite:") {
-		return nil, fmt.Errorf("--db %q: only the embedded SQLite store is available in this build (sqlite:PATH); PostgreSQL support is not built yet", cfg.DB)
-	}
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	dbPath := filepath.Join(cfg.Data, "rein.db")
-	if cfg.DB != "" {
-		dbPath = strings.TrimPrefix(cfg.DB, "sqlite:")
-	}
-	store, err := sqlite.Open(ctx, dbPath)
+	store, pg, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +154,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 	sealer := &audit.Sealer{Store: store, Origin: origin, Signer: signer, Known: known, Now: time.Now}
 	keys := &keyRing{origin: origin, path: keyPath(cfg), signer: signer, vkey: vkey, store: store, sealer: sealer}
-	if _, err := sealer.Seal(ctx); err != nil {
+	if pg != nil {
+		// The integrator (whichever replica holds it) signs checkpoints.
+		pg.SetSeal(func(ctx context.Context) error { _, err := sealer.Seal(ctx); return err })
+	} else if _, err := sealer.Seal(ctx); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 
@@ -218,7 +216,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{Addr: ln.Addr().String(), Store: store, Policies: pols, sealer: sealer, log: log, ln: ln, stop: stop, done: make(chan struct{}),
+	s := &Server{Addr: ln.Addr().String(), Store: store, Policies: pols, sealer: sealer, shared: pg != nil, log: log, ln: ln, stop: stop, done: make(chan struct{}),
 		http: &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	if src.File != "" || src.Dir != "" {
@@ -240,7 +238,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		}
 	}
 	go sweep(runCtx, pipe, log)
-	go seal(runCtx, sealer, log)
+	if pg == nil {
+		go seal(runCtx, sealer, log)
+	}
 	if len(cfg.Webhooks) > 0 {
 		(&webhook.Sender{Targets: cfg.Webhooks, Bus: bus, Log: store, Logger: log, BaseURL: base}).Run(runCtx)
 	}
@@ -278,6 +278,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop()
 	err := s.http.Shutdown(ctx)
 	<-s.done
+	if s.shared { // the store's integrator, if it runs here, places and seals what is left as it stops
+		return errors.Join(err, s.Store.Close())
+	}
 	if _, serr := s.sealer.Seal(context.Background()); serr != nil { // the last checkpoint covers every entry
 		s.log.Error("sealing the audit log on shutdown failed", "err", serr)
 		err = errors.Join(err, serr)
@@ -315,6 +318,12 @@ func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.W
 	entry := &rein.Entry{TS: now, Tenant: rein.AllTenants, Kind: rein.KindKeyCreated, Actor: "rein", Subject: k.ID,
 		Data: map[string]any{"name": k.Name, "roles": k.Roles, "groups": k.Groups, "bootstrap": true}}
 	if err := store.CreateKey(ctx, k, entry); err != nil {
+		if rein.ErrorCode(err) == rein.ECodeConflict { // another replica, starting at the same time, made it
+			if generated {
+				os.Remove(filepath.Join(data, "admin.key"))
+			}
+			return nil
+		}
 		return fmt.Errorf("create admin key: %w", err)
 	}
 	if generated {
@@ -323,4 +332,45 @@ func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.W
 		fmt.Fprintln(out, "Admin key taken from REIN_ADMIN_KEY (tenant *).")
 	}
 	return nil
+}
+
+// sharedStore is the PostgreSQL store's part that serve wires: the
+// integrator's sealing, and notifications between replicas.
+type sharedStore interface {
+	SetSeal(func(context.Context) error)
+	Subscribe(func(payload string))
+	Notify(ctx context.Context, payload string) error
+}
+
+// metaStore is a store that keeps settings (the deployment id).
+type metaStore interface {
+	rein.Store
+	Meta(ctx context.Context, key string, init func() string) (string, error)
+}
+
+// openStore opens the store --db names: SQLite (the default, in the data
+// directory, or sqlite:PATH) or PostgreSQL (postgres://…), shared by
+// replicas. With PostgreSQL every replica must sign checkpoints with the
+// same key, so the key must come from REIN_AUDIT_KEY or audit_key_file.
+func openStore(ctx context.Context, cfg Config, log *slog.Logger) (metaStore, sharedStore, error) {
+	switch {
+	case strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://"):
+		if os.Getenv("REIN_AUDIT_KEY") == "" && cfg.AuditKeyFile == "" {
+			return nil, nil, errors.New("--db postgres: every replica must sign audit checkpoints with the same key; " +
+				"create one with `rein audit keygen > audit.key` and give it to each replica as REIN_AUDIT_KEY or audit_key_file")
+		}
+		db, err := postgres.Open(ctx, cfg.DB, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, db, nil
+	case cfg.DB == "" || strings.HasPrefix(cfg.DB, "sqlite:"):
+		path := filepath.Join(cfg.Data, "rein.db")
+		if cfg.DB != "" {
+			path = strings.TrimPrefix(cfg.DB, "sqlite:")
+		}
+		db, err := sqlite.Open(ctx, path)
+		return db, nil, err
+	}
+	return nil, nil, fmt.Errorf("--db %q: use sqlite:PATH (the default is SQLite in the data directory) or postgres://USER@HOST/DB", cfg.DB)
 }

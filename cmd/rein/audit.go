@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/reinhq/rein"
@@ -40,6 +42,12 @@ func init() {
 			args:    "",
 			example: "  rein audit rotate-key >> rein-audit.pub",
 			run:     runAuditRotate},
+		{name: "keygen", summary: "print a new checkpoint signing key (for REIN_AUDIT_KEY or audit_key_file, shared by every replica) and its verifier key on stderr",
+			args: "[--name NAME]",
+			example: `  # Replicas on one PostgreSQL sign with one key:
+  rein audit keygen > /etc/rein/audit.key 2> /etc/rein/audit.pub
+  REIN_AUDIT_KEY="$(cat /etc/rein/audit.key)" rein serve --db postgres://rein@db/rein`,
+			run: runAuditKeygen},
 	}})
 }
 
@@ -313,5 +321,25 @@ func runAuditRotate(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.stdout, k.Verifier)
 	fmt.Fprintln(e.stderr, "the new key signs every checkpoint from now on; verifiers need it and the old one (rein audit keys)")
+	return exitOK
+}
+
+func runAuditKeygen(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein audit keygen", commandNamed("audit").sub[5])
+	name := fs.String("name", "rein", "the key's name in signatures")
+	if pos, code, ok := parse(fs, args); !ok || len(pos) > 0 {
+		if ok {
+			fmt.Fprintf(e.stderr, "rein audit keygen: unexpected argument %q\n", pos[0])
+			return exitUsage
+		}
+		return code
+	}
+	skey, vkey, err := note.GenerateKey(rand.Reader, *name)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein audit keygen: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintln(e.stdout, skey)
+	fmt.Fprintln(e.stderr, vkey)
 	return exitOK
 }
