@@ -56,6 +56,7 @@ func (c *pgCluster) key(s *server, name, tenant, roles, groups string) string {
 // verify exports the audit log through s and verifies it offline.
 func (c *pgCluster) verify(s *server) string {
 	c.t.Helper()
+	sealedCheckpoint(c.t, s, c.admin, int64(len(allEntries(c.t, s, c.admin))))
 	bundle := c.t.TempDir()
 	if r := rein(c.t, s.clientEnv(c.admin), "audit", "export", "--out", bundle); r.code != 0 {
 		c.t.Fatalf("rein audit export: %s", r)
@@ -121,3 +122,5 @@ func TestPostgresSmoke(t *testing.T) {
 	sealedCheckpoint(t, s, c.admin, int64(len(entries))+2)
 	c.verify(s)
 }
+
+func jsonUnmarshal(b []byte, v any) { json.Unmarshal(b, v) }

@@ -30,6 +30,10 @@ type Event struct {
 	Tenant string          `json:"tenant"` // "*": concerns every tenant
 	At     time.Time       `json:"at"`
 	Data   json.RawMessage `json:"data"`
+	// Remote is true for an event another replica published (and relayed
+	// here): it streams to subscribers, but its webhooks are sent by the
+	// replica that published it.
+	Remote bool `json:"-"`
 }
 
 // Keep is how many events the ring holds.
@@ -42,6 +46,11 @@ type Bus struct {
 	head int     // where the next event goes once the ring is full
 	next int64   // the next event's id
 	subs map[chan struct{}]struct{}
+
+	// OnPublish, when set, is called with every event published here (not
+	// those injected from other replicas), after subscribers are woken. It
+	// must not block: it runs on the decision path.
+	OnPublish func(Event)
 }
 
 // Publish adds an event and wakes every subscriber. It never blocks on a
@@ -51,10 +60,24 @@ func (b *Bus) Publish(typ, tenant string, data any) {
 	if err != nil {
 		raw, _ = json.Marshal(map[string]string{"error": err.Error()})
 	}
+	e := b.add(Event{Type: typ, Tenant: tenant, At: time.Now().UTC(), Data: raw})
+	if b.OnPublish != nil {
+		b.OnPublish(e)
+	}
+}
+
+// Inject adds an event that another replica published; it gets an id of
+// this bus.
+func (b *Bus) Inject(e Event) {
+	e.Remote = true
+	b.add(e)
+}
+
+func (b *Bus) add(e Event) Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.next++
-	e := Event{ID: b.next, Type: typ, Tenant: tenant, At: time.Now().UTC(), Data: raw}
+	e.ID = b.next
 	if len(b.ring) < Keep {
 		b.ring = append(b.ring, e)
 	} else {
@@ -67,6 +90,7 @@ func (b *Bus) Publish(typ, tenant string, data any) {
 		default: // already signalled: it will read everything new
 		}
 	}
+	return e
 }
 
 // Since returns the held events with ids after id that keep accepts, oldest

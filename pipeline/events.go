@@ -25,7 +25,7 @@ func (p *Pipeline) changeApproval(ctx context.Context, id string, change rein.Ap
 		changed = err == nil && len(entries) > 0 // the last run is the one that counts
 		return entries, err
 	})
-	p.changes.notify(id)
+	p.wake(id)
 	if err == nil && changed {
 		p.publish(events.ApprovalUpdated, a.Tenant, a)
 	}
@@ -41,7 +41,7 @@ func (p *Pipeline) changeQuestion(ctx context.Context, id string, change rein.Qu
 		changed = err == nil && len(entries) > 0
 		return entries, err
 	})
-	p.changes.notify(id)
+	p.wake(id)
 	if err == nil && changed {
 		p.publish(events.QuestionUpdated, q.Tenant, q)
 	}
@@ -55,3 +55,25 @@ func decisionEvent(rec *rein.CheckRecord) map[string]any {
 		"tool": rec.Check.Tool, "decision": rec.Decision, "reason": rec.Reason, "rule": rec.Rule, "risk": rec.Risk,
 		"action_hash": rec.ActionHash, "approval": rec.Approval, "audit_index": rec.AuditIndex, "created_at": rec.CreatedAt}
 }
+
+// Replicas carries changes to the other servers sharing the store. Its
+// methods must not block.
+type Replicas interface {
+	// Changed: an approval or question changed; wake its waiters.
+	Changed(id string)
+	// LocksChanged: a lock was created or removed; reload them.
+	LocksChanged()
+}
+
+// wake wakes the waiters of an approval or question, here and on every
+// other replica.
+func (p *Pipeline) wake(id string) {
+	p.changes.notify(id)
+	if p.Replicas != nil {
+		p.Replicas.Changed(id)
+	}
+}
+
+// Wake wakes this server's waiters of an approval or question that another
+// replica changed.
+func (p *Pipeline) Wake(id string) { p.changes.notify(id) }

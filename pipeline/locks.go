@@ -96,6 +96,9 @@ func (p *Pipeline) CreateLock(ctx context.Context, key *rein.Key, req *LockReque
 	if err := p.LoadLocks(ctx); err != nil {
 		p.activeLocks.Store(nil) // the next check loads them again, or is denied
 	}
+	if p.Replicas != nil {
+		p.Replicas.LocksChanged()
+	}
 	p.publish(events.LockUpdated, l.Tenant, l)
 	if _, err := p.invalidateLocked(ctx, l); err != nil {
 		p.Log.Error("invalidating approvals under a new lock failed; their grants stay blocked by the lock", "lock", l.ID, "err", err)
@@ -180,6 +183,9 @@ func (p *Pipeline) RemoveLock(ctx context.Context, key *rein.Key, id string) (*r
 	}
 	if err := p.LoadLocks(ctx); err != nil {
 		p.activeLocks.Store(nil)
+	}
+	if p.Replicas != nil {
+		p.Replicas.LocksChanged()
 	}
 	p.publish(events.LockUpdated, removed.Tenant, removed)
 	return removed, nil

@@ -40,6 +40,9 @@ type Pipeline struct {
 	AuditArgs []ArgsRule
 	// Observe, when set, is told about every recorded decision (metrics).
 	Observe func(rec *rein.CheckRecord, took time.Duration)
+	// Replicas, when set, tells the other servers sharing the store about
+	// changes made here (several replicas on one PostgreSQL).
+	Replicas Replicas
 
 	limiter     limit.Limiter                // token buckets of the limit rules
 	changes     hub                          // wakes the waiters of approvals that change
@@ -433,7 +436,7 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		if a, err := p.Store.Approval(ctx, c.use.ID); err == nil {
 			p.publish(events.ApprovalUpdated, a.Tenant, a) // consumed by this check
 		}
-		p.changes.notify(c.use.ID)
+		p.wake(c.use.ID)
 	}
 	return stored, nil
 }

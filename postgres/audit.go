@@ -181,7 +181,9 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 					default:
 					}
 				case db.chChange:
-					db.subs.deliver(n.Payload)
+					if p, ok := db.received(ctx, conn, n.Payload); ok {
+						db.subs.deliver(p)
+					}
 				}
 			}
 		}
@@ -281,6 +283,7 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) {
 			continue
 		case <-seal.C:
 			db.runSeal(ctx)
+			db.trimSpill(ctx)
 			continue
 		}
 		break

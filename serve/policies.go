@@ -99,6 +99,9 @@ func (ps *Policies) Restore(ctx context.Context) error {
 	defer ps.mu.Unlock()
 	ps.init()
 	for _, d := range docs {
+		if cur := ps.docs[d.Tenant]; cur != nil && cur.Version == d.Version && cur.LoadedAt.Equal(d.LoadedAt) {
+			continue // live already
+		}
 		p, err := policy.Compile([]byte(d.Source))
 		if err != nil {
 			// Stored policies compiled when they were activated; one that no

@@ -193,6 +193,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 			decisions.WithLabelValues(string(rec.Decision)).Inc()
 			latency.Observe(took.Seconds())
 		}}
+	var rel *relay
+	if pg != nil {
+		rel = newRelay(pg, log)
+		rel.pipe, rel.bus, rel.pols = pipe, bus, pols
+		pipe.Replicas = rel
+		bus.OnPublish = rel.published
+		pg.Subscribe(rel.receive)
+	}
 	if err := pipe.LoadLocks(ctx); err != nil {
 		return nil, err
 	}
@@ -225,6 +233,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	s.http.RegisterOnShutdown(pipe.StopWaiting) // long-polls answer at once on shutdown
 	s.http.RegisterOnShutdown(api.Stop)         // event streams end
 	pols.Changed = func(doc *rein.PolicyDoc) {
+		if rel != nil {
+			rel.policyChanged()
+		}
 		tenant := doc.Tenant
 		if tenant == "" {
 			tenant = rein.AllTenants
@@ -238,6 +249,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		}
 	}
 	go sweep(runCtx, pipe, log)
+	if rel != nil {
+		go rel.run(runCtx)
+	}
 	if pg == nil {
 		go seal(runCtx, sealer, log)
 	}
@@ -339,7 +353,7 @@ func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.W
 type sharedStore interface {
 	SetSeal(func(context.Context) error)
 	Subscribe(func(payload string))
-	Notify(ctx context.Context, payload string) error
+	Notify(ctx context.Context, payloads ...string) error
 }
 
 // metaStore is a store that keeps settings (the deployment id).

@@ -85,6 +85,9 @@ func (t *Target) Check() error {
 }
 
 func (t *Target) wants(e *events.Event) bool {
+	if e.Remote { // the replica that published it delivers it
+		return false
+	}
 	if len(t.Events) == 0 {
 		if e.Type == events.Decision {
 			return false

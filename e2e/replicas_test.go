@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// approveAcross asks on replica a, waits on replica b, approves on a, and
+// returns how long b's waiter took to answer after the vote was answered.
+func approveAcross(t *testing.T, a, b *server, builder, alice string, n int) time.Duration {
+	t.Helper()
+	var ask answer
+	if code := postJSON(t, a.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"deploy","session":"x","args":{"n":%d}}`, n), &ask); code != 200 || ask.Decision != "ask" {
+		t.Fatalf("deploy %d on A: %d %+v", n, code, ask)
+	}
+	type waited struct {
+		decision string
+		at       time.Time
+	}
+	done := make(chan waited, 1)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		var w map[string]any
+		code, body := httpDo(t, "GET", b.URL+"/v1/approvals/"+ask.Approval.ID+"/wait?timeout_ms=10000", builder, nil, "")
+		if code == 200 {
+			jsonUnmarshal(body, &w)
+		}
+		done <- waited{fmt.Sprint(w["decision"]), time.Now()}
+	}()
+	<-started
+	time.Sleep(20 * time.Millisecond) // the waiter is waiting
+	if code := postJSON(t, a.URL+"/v1/approvals/"+ask.Approval.ID+"/votes", alice, `{"vote":"approve"}`, nil); code != 200 {
+		t.Fatalf("approve on A: %d", code)
+	}
+	voted := time.Now()
+	w := <-done
+	if w.decision != "allow" {
+		t.Fatalf("the waiter on B after approval on A: %q", w.decision)
+	}
+	return w.at.Sub(voted)
+}
+
+// TestReplicasShareChanges: two replicas on one PostgreSQL. An approval
+// given on A wakes the waiter on B (by notification, not by its
+// once-a-second poll), B's event stream carries what happens on A, a lock
+// set on A stops checks on B, a policy pushed to A is live on B, and a
+// question asked on B and answered on A reaches its waiter on B.
+func TestReplicasShareChanges(t *testing.T) {
+	c := newPGCluster(t, approvalsPolicy)
+	a, b := c.start(), c.start()
+	builder := c.key(a, "builder", "acme", `"agent"`, ``)
+	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
+	acmeAdmin := c.key(a, "acme-admin", "acme", `"admin"`, ``)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream := subscribe(t, ctx, b.URL, alice, "")
+
+	var took []time.Duration
+	for i := range 5 {
+		took = append(took, approveAcross(t, a, b, builder, alice, i))
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	if took[2] > 300*time.Millisecond {
+		t.Errorf("waiters on B woke %v after approvals on A (median %v); a notification should take milliseconds, polling up to a second", took, took[2])
+	}
+	waitEvent(t, stream, "approval.created", func(e sseEvent) bool { return e.Data["tenant"] == "acme" })
+	waitEvent(t, stream, "approval.updated", func(e sseEvent) bool { return e.Data["status"] == "approved" })
+
+	// A lock set on A stops checks on B.
+	var lock struct{ ID string }
+	if code := postJSON(t, a.URL+"/v1/locks", acmeAdmin, `{"target":{"agent":"builder"},"reason":"incident 7"}`, &lock); code != 201 && code != 200 {
+		t.Fatalf("lock on A: %d", code)
+	}
+	locked := time.Now()
+	eventually(t, 2*time.Second, "the lock set on A denies on B", func() string {
+		var got answer
+		postJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":100}}`, &got)
+		if got.Decision != "deny" || !strings.Contains(got.Reason, "incident 7") {
+			return fmt.Sprintf("%+v", got)
+		}
+		return ""
+	})
+	t.Logf("lock on A in force on B after %v", time.Since(locked))
+	waitEvent(t, stream, "lock.updated", func(e sseEvent) bool { return e.Data["id"] == lock.ID })
+	if code, body := httpDo(t, "DELETE", a.URL+"/v1/locks/"+lock.ID, acmeAdmin, nil, ""); code != 200 {
+		t.Fatalf("unlock: %d %s", code, body)
+	}
+	eventually(t, 2*time.Second, "the lock removed on A is gone on B", func() string {
+		var got answer
+		postJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":101}}`, &got)
+		if got.Decision != "ask" {
+			return fmt.Sprintf("%+v", got)
+		}
+		return ""
+	})
+
+	// A policy pushed to A is live on B.
+	newPolicy := "version: 1\ndefault: deny\nrules:\n  - {id: deploy-ok, when: 'tool == \"deploy\"', decision: allow}\n"
+	if code, body := httpDo(t, "PUT", a.URL+"/v1/policy", c.admin, []byte(newPolicy), "application/yaml"); code != 200 {
+		t.Fatalf("push policy to A: %d %s", code, body)
+	}
+	eventually(t, 2*time.Second, "the policy pushed to A decides on B", func() string {
+		var got answer
+		postJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":102}}`, &got)
+		if got.Decision != "allow" {
+			return fmt.Sprintf("%+v", got)
+		}
+		return ""
+	})
+
+	// A question asked on B, answered on A, reaches its waiter on B.
+	var q struct{ ID string }
+	if code := postJSON(t, b.URL+"/v1/questions", builder, `{"session":"x","text":"which?","choices":["a","b"],"ask":["group:oncall"]}`, &q); code != 201 {
+		t.Fatalf("question on B: %d", code)
+	}
+	got := make(chan map[string]any, 1)
+	go func() {
+		var w map[string]any
+		_, body := httpDo(t, "GET", b.URL+"/v1/questions/"+q.ID+"/wait?timeout_ms=10000", builder, nil, "")
+		jsonUnmarshal(body, &w)
+		got <- w
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if code := postJSON(t, a.URL+"/v1/questions/"+q.ID+"/answer", alice, `{"answer":"b"}`, nil); code != 200 {
+		t.Fatalf("answer on A: %d", code)
+	}
+	answered := time.Now()
+	w := <-got
+	if w["status"] != "answered" || w["answer"] != "b" {
+		t.Fatalf("the waiter on B: %v", w)
+	}
+	if d := time.Since(answered); d > 700*time.Millisecond {
+		t.Errorf("the question's waiter on B answered %v after the answer on A", d)
+	}
+	c.verify(b)
+}
