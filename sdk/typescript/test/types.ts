@@ -2,6 +2,8 @@
 // the declarations describe the package as TypeScript users import it.
 import { DeniedError, ReinClient, ReinError, type CheckResponse, type WaitResult } from "@reinhq/rein";
 import { reinResume, reinTools, type HITLResponse } from "@reinhq/rein/langgraph";
+import { reinTool as agentsTool, applyReinDecisions } from "@reinhq/rein/openai-agents";
+import { Agent, run } from "@openai/agents";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 
@@ -25,5 +27,16 @@ async function usage(): Promise<void> {
   const tools = reinTools(rein, [tool(async ({ city }) => `sunny in ${city}`, { name: "get_weather", description: "weather", schema: z.object({ city: z.string() }) })]);
   const resume: Record<string, HITLResponse> = await reinResume(rein, [], { timeoutMs: 5000 });
   console.log(tools.length, resume);
+
+  const pay = agentsTool(rein, {
+    name: "send_payment",
+    description: "Send money",
+    parameters: z.object({ to: z.string(), amount: z.number() }),
+    execute: async ({ to, amount }) => `paid ${amount} to ${to}`,
+  }, { session: "run-1" });
+  const agent = new Agent({ name: "payer", tools: [pay] });
+  const result = await run(agent, "pay");
+  const applied = await applyReinDecisions(rein, result, { timeoutMs: 60000 });
+  if (applied.every((d) => d.approved)) await run(agent, result.state);
 }
 void usage;
