@@ -140,3 +140,40 @@ func TestReplicasShareChanges(t *testing.T) {
 	}
 	c.verify(b)
 }
+
+// TestReplicasShareRateLimits: a limit of 5 an hour holds across two
+// replicas checked at once: exactly 5 allowed, the rest throttled.
+func TestReplicasShareRateLimits(t *testing.T) {
+	c := newPGCluster(t, `version: 1
+default: deny
+rules:
+  - {id: mail, when: 'tool == "email.send"', decision: allow}
+  - id: mail-rate
+    when: 'tool == "email.send"'
+    limit: {rate: 5, per: 1h, by: [agent]}
+`)
+	a, b := c.start(), c.start()
+	builder := c.key(a, "builder", "acme", `"agent"`, ``)
+	decisions := make(chan string, 16)
+	for i := range 16 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		go func() {
+			var got answer
+			postJSON(t, s.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"email.send","args":{"to":"x%d@example.com"}}`, i), &got)
+			if got.Decision == "deny" {
+				t.Log(got.Reason)
+			}
+			decisions <- got.Decision
+		}()
+	}
+	count := map[string]int{}
+	for range 16 {
+		count[<-decisions]++
+	}
+	if count["allow"] != 5 || count["throttle"] != 11 {
+		t.Fatalf("decisions %v; want 5 allow and 11 throttle across both replicas", count)
+	}
+}

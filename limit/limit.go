@@ -3,7 +3,9 @@
 // most rate held). A check reserves a token in every bucket that applies,
 // all or none; the reservation is kept when the final decision allows the
 // action and refunded otherwise, so only allowed actions spend tokens and
-// concurrent checks never overspend. State is in memory, per process.
+// concurrent checks never overspend. The Limiter keeps its buckets in
+// memory, for one process; replicas sharing PostgreSQL keep them there,
+// with the same arithmetic (Refill, Exceeded).
 package limit
 
 import (
@@ -51,11 +53,25 @@ func (l *Limiter) fill(r Rate, now time.Time) *bucket {
 		b = &bucket{tokens: float64(r.Rate), at: now}
 		l.buckets[r.Key] = b
 	}
-	if el := now.Sub(b.at); el > 0 {
-		b.tokens = min(float64(r.Rate), b.tokens+el.Seconds()*float64(r.Rate)/r.Per.Seconds())
-		b.at = now
-	}
+	b.tokens, b.at = Refill(b.tokens, b.at, r, now)
 	return b
+}
+
+// Refill is a bucket of r holding tokens at time at, as it is at now:
+// refilled continuously, never above the rate. A bucket is never refilled
+// backwards (now before at: a clock behind another's).
+func Refill(tokens float64, at time.Time, r Rate, now time.Time) (float64, time.Time) {
+	if el := now.Sub(at); el > 0 {
+		return min(float64(r.Rate), tokens+el.Seconds()*float64(r.Rate)/r.Per.Seconds()), now
+	}
+	return tokens, at
+}
+
+// Exceeded is the verdict on a bucket of r holding fewer than one token:
+// when the next token will be there.
+func Exceeded(tokens float64, r Rate) Verdict {
+	wait := time.Duration((1 - tokens) * float64(r.Per) / float64(r.Rate))
+	return Verdict{Exceeded: true, RetryAfter: max(wait, time.Millisecond)}
 }
 
 // Reserve takes one token from every rate's bucket if each has one, and
@@ -70,8 +86,7 @@ func (l *Limiter) Reserve(rates []Rate, now time.Time) (*Reservation, []Verdict)
 		b := l.fill(r, now)
 		if b.tokens < 1 {
 			over = true
-			wait := time.Duration((1 - b.tokens) * float64(r.Per) / float64(r.Rate))
-			verdicts[i] = Verdict{Exceeded: true, RetryAfter: max(wait, time.Millisecond)}
+			verdicts[i] = Exceeded(b.tokens, r)
 		}
 	}
 	if over {

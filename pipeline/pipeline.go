@@ -43,6 +43,9 @@ type Pipeline struct {
 	// Replicas, when set, tells the other servers sharing the store about
 	// changes made here (several replicas on one PostgreSQL).
 	Replicas Replicas
+	// SharedLimits, when set, holds the rate-limit buckets for every
+	// replica; otherwise they are in this process's memory.
+	SharedLimits SharedLimits
 
 	limiter     limit.Limiter                // token buckets of the limit rules
 	changes     hub                          // wakes the waiters of approvals that change
@@ -65,7 +68,7 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 	p.locks(ctx, c)
 	p.facts(c)
 	p.session(ctx, c)
-	p.limits(c)
+	p.limits(ctx, c)
 	p.policy(c)
 	p.approval(ctx, c)
 	rec, err := p.record(ctx, c)
@@ -137,7 +140,7 @@ type check struct {
 	sessionVal  map[string]any
 	eval        *policy.Evaluation
 	verdicts    map[*policy.Rule]policy.LimitVerdict
-	reservation *limit.Reservation // tokens taken; refunded unless the action is allowed
+	reservation *reservation // tokens taken; refunded unless the action is allowed
 	result      *policy.Result
 
 	// The answer so far. done means a stage has settled it (a lock, an error).
@@ -254,7 +257,7 @@ func (p *Pipeline) session(ctx context.Context, c *check) {
 // all or none; a rule whose bucket is empty is exceeded, and the policy
 // stage answers throttle. The reservation is refunded unless the final
 // decision allows the action (Check does that once the answer is recorded).
-func (p *Pipeline) limits(c *check) {
+func (p *Pipeline) limits(ctx context.Context, c *check) {
 	if c.done {
 		return
 	}
@@ -284,7 +287,11 @@ func (p *Pipeline) limits(c *check) {
 		}
 		rates[i] = limit.Rate{Key: strings.Join(key, "\x00"), Rate: m.Rule.Limit.Rate, Per: m.Rule.Limit.Per}
 	}
-	res, verdicts := p.limiter.Reserve(rates, c.at)
+	res, verdicts, err := p.reserve(ctx, rates, c.at)
+	if err != nil {
+		c.fail("rate limits could not be read: %v", err)
+		return
+	}
 	c.reservation = res
 	c.verdicts = make(map[*policy.Rule]policy.LimitVerdict, len(matched))
 	for i, m := range matched {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/limit"
 	"github.com/reinhq/rein/storetest"
 )
 
@@ -133,5 +135,64 @@ func TestReplicasShareOneSequence(t *testing.T) {
 	}
 	if _, err := other.integrate(ctx, conn, term); !errors.Is(err, errDeposed) {
 		t.Errorf("integrating with the old term %d: %v, want errDeposed", term, err)
+	}
+}
+
+// TestSharedLimitsAreExact: replicas reserving from one bucket at once
+// never get more tokens than its rate; refunds give tokens back.
+func TestSharedLimitsAreExact(t *testing.T) {
+	url := testenv.Postgres(t)
+	ctx := context.Background()
+	var dbs []*DB
+	for range 3 {
+		db, err := Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs = append(dbs, db)
+	}
+	now := time.Now()
+	mail := limit.Rate{Key: "mail", Rate: 10, Per: time.Minute}
+	other := limit.Rate{Key: "other", Rate: 100, Per: time.Minute}
+	var wg sync.WaitGroup
+	var got atomic.Int32
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, v, err := dbs[i%3].ReserveTokens(ctx, []limit.Rate{other, mail}, now)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				got.Add(1)
+			} else if !v[1].Exceeded || v[0].Exceeded || v[1].RetryAfter <= 0 {
+				t.Errorf("verdicts %+v: want mail exceeded with a retry time, other not", v)
+			}
+		}()
+	}
+	wg.Wait()
+	if got.Load() != 10 {
+		t.Fatalf("%d reservations of a bucket of 10 succeeded across replicas", got.Load())
+	}
+	// The refused reservations did not charge the other bucket: 90 left.
+	var tokens float64
+	dbs[0].pool.QueryRow(ctx, "SELECT tokens FROM limit_buckets WHERE key = $1", bucketKey(other)).Scan(&tokens)
+	if tokens != 90 {
+		t.Errorf("other bucket holds %v tokens, want 90", tokens)
+	}
+	if err := dbs[1].RefundTokens(ctx, []limit.Rate{mail}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _ := dbs[2].ReserveTokens(ctx, []limit.Rate{mail}, now); !ok {
+		t.Error("a refunded token was not given back")
+	}
+	if ok, _, _ := dbs[2].ReserveTokens(ctx, []limit.Rate{mail}, now); ok {
+		t.Error("a token appeared from nowhere")
+	}
+	if ok, _, _ := dbs[0].ReserveTokens(ctx, []limit.Rate{mail}, now.Add(6*time.Second)); !ok {
+		t.Error("no token after a tenth of the period")
 	}
 }

@@ -198,6 +198,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		rel = newRelay(pg, log)
 		rel.pipe, rel.bus, rel.pols = pipe, bus, pols
 		pipe.Replicas = rel
+		pipe.SharedLimits = pg
 		bus.OnPublish = rel.published
 		pg.Subscribe(rel.receive)
 	}
@@ -354,6 +355,7 @@ type sharedStore interface {
 	SetSeal(func(context.Context) error)
 	Subscribe(func(payload string))
 	Notify(ctx context.Context, payloads ...string) error
+	pipeline.SharedLimits
 }
 
 // metaStore is a store that keeps settings (the deployment id).

@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein/limit"
+)
+
+// Rate-limit buckets shared by every replica: one row per bucket, locked
+// while a check reserves from it, with limit's arithmetic. Reservations are
+// exact: across all replicas a bucket never gives more tokens than its rate
+// allows (replica clocks are trusted to agree; a bucket is never refilled
+// backwards).
+
+// ReserveTokens takes a token from every rate's bucket if each has one.
+func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Time) (bool, []limit.Verdict, error) {
+	byKey := map[string]limit.Rate{}
+	for _, r := range rates {
+		byKey[bucketKey(r)] = r
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // rows are locked in one order: no deadlocks
+	verdicts := make([]limit.Verdict, len(rates))
+	ok := true
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		ok = true
+		full := make([]float64, len(keys))
+		for i, k := range keys {
+			full[i] = float64(byKey[k].Rate)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO limit_buckets (key, tokens, at) SELECT k, t, $3 FROM unnest($1::text[], $2::float8[]) AS x(k, t)
+			ORDER BY k ON CONFLICT (key) DO NOTHING`, keys, full, ts(now)); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT key, tokens, at FROM limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE", keys)
+		if err != nil {
+			return err
+		}
+		tokens := map[string]float64{}
+		ats := map[string]string{}
+		var key, at string
+		var t float64
+		if _, err := pgx.ForEachRow(rows, []any{&key, &t, &at}, func() error {
+			r := byKey[key]
+			filled, when := limit.Refill(t, parseTS(at), r, now)
+			tokens[key], ats[key] = filled, ts(when)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i, r := range rates {
+			if k := bucketKey(r); tokens[k] < 1 {
+				ok = false
+				verdicts[i] = limit.Exceeded(tokens[k], r)
+			}
+		}
+		if !ok {
+			return nil
+		}
+		took := make([]float64, len(keys))
+		when := make([]string, len(keys))
+		for i, k := range keys {
+			took[i], when[i] = tokens[k]-1, ats[k]
+		}
+		_, err = tx.Exec(ctx, `UPDATE limit_buckets b SET tokens = x.t, at = x.a FROM unnest($1::text[], $2::float8[], $3::text[]) AS x(k, t, a)
+			WHERE b.key = x.k`, keys, took, when)
+		return err
+	})
+	if err != nil {
+		return false, nil, err
+	}
+	return ok, verdicts, nil
+}
+
+// RefundTokens gives one token back to each rate's bucket.
+func (db *DB) RefundTokens(ctx context.Context, rates []limit.Rate) error {
+	keys := make([]string, len(rates))
+	full := make([]float64, len(rates))
+	for i, r := range rates {
+		keys[i], full[i] = bucketKey(r), float64(r.Rate)
+	}
+	_, err := db.pool.Exec(ctx, `UPDATE limit_buckets b SET tokens = LEAST(x.t, b.tokens + 1) FROM unnest($1::text[], $2::float8[]) AS x(k, t)
+		WHERE b.key = x.k`, keys, full)
+	return err
+}
+
+// bucketKey is a bucket's key as stored: its SHA-256 (keys join their parts
+// with NUL bytes, which PostgreSQL text cannot hold).
+func bucketKey(r limit.Rate) string {
+	sum := sha256.Sum256([]byte(r.Key))
+	return hex.EncodeToString(sum[:])
+}
