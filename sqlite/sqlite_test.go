@@ -74,4 +74,3 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 		db.Close()
 	}
 }
-

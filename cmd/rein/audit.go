@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
-	"crypto/rand"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
