@@ -4,6 +4,8 @@ import { DeniedError, ReinClient, ReinError, type CheckResponse, type WaitResult
 import { reinResume, reinTools, type HITLResponse } from "@reinhq/rein/langgraph";
 import { reinTool as agentsTool, applyReinDecisions } from "@reinhq/rein/openai-agents";
 import { Agent, run } from "@openai/agents";
+import { reinTools as aiTools, reinApprovalResponses } from "@reinhq/rein/ai-sdk";
+import { generateText, stepCountIs, tool as aiTool, type ModelMessage, type LanguageModel } from "ai";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 
@@ -38,5 +40,18 @@ async function usage(): Promise<void> {
   const result = await run(agent, "pay");
   const applied = await applyReinDecisions(rein, result, { timeoutMs: 60000 });
   if (applied.every((d) => d.approved)) await run(agent, result.state);
+
+  const aiTs = aiTools(rein, {
+    send_payment: aiTool({
+      description: "Send money",
+      inputSchema: z.object({ to: z.string(), amount: z.number() }),
+      execute: async ({ to, amount }) => `paid ${amount} to ${to}`,
+    }),
+  }, { session: "run-2" });
+  const messages: ModelMessage[] = [{ role: "user", content: "pay" }];
+  const model = "some-model" as unknown as LanguageModel;
+  const step = await generateText({ model, tools: aiTs, messages, stopWhen: stepCountIs(5) });
+  const responses = await reinApprovalResponses(rein, aiTs, step.content, { timeoutMs: 60000 });
+  messages.push(...step.response.messages, { role: "tool", content: responses });
 }
 void usage;

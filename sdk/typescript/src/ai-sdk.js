@@ -1,0 +1,96 @@
+// rein for the Vercel AI SDK: tools whose needsApproval asks rein, and
+// rein's approval outcomes as tool-approval-response parts.
+import { tool as aiTool } from "ai";
+import { DeniedError } from "./index.js";
+import { allows, refusal, rejectionOf, requestId, sessionOf } from "./adapter.js";
+
+const REIN = Symbol.for("rein.ai-sdk.tool");
+
+/**
+ * Wraps an AI SDK tool (named name, as in your tools record) so that every
+ * call is checked by rein: needsApproval is true exactly when rein asks;
+ * execute runs only when rein allows, with rein's arguments (the policy's
+ * modification or an approver's edit); a deny or throttle returns the
+ * reason to the model as the tool's result.
+ */
+export function reinTool(client, name, inner, options = {}) {
+  const reinName = options.toolName ?? name;
+  if (typeof inner.execute !== "function") throw new Error(`rein: tool ${name} has no execute function to guard`);
+  const check = async (input, callOptions) => {
+    const session = sessionOf(options.session, callOptions);
+    return client.check({
+      tool: reinName,
+      args: input ?? {},
+      session,
+      agent: options.agent,
+      intent: options.intent,
+      labels: options.labels,
+      request_id: await requestId("ai-sdk", session, callOptions?.toolCallId),
+    });
+  };
+  const refuse = (decision, reason, retry) => (options.refusal ?? refusal)(reinName, decision, reason, retry);
+  const t = aiTool({
+    ...inner,
+    needsApproval: async (input, callOptions) => {
+      const res = await check(input, callOptions);
+      return res.decision === "ask" && !!res.approval;
+    },
+    execute: async (input, callOptions) => {
+      // With the call's id this is rein's stored answer, not a second decision.
+      const res = await check(input, callOptions);
+      if (allows(res.decision)) return inner.execute(res.args, callOptions);
+      if (res.decision !== "ask" || !res.approval) return refuse(res.decision, res.reason, res.retry_after_ms);
+      // Approved in the conversation: the grant from rein decides whether it runs.
+      const w = await client.wait(res.approval.id, { timeoutMs: options.resumeWaitMs ?? 0 });
+      if (w.decision === "allow") return inner.execute(w.args, callOptions);
+      return refuse(w.decision, w.reason);
+    },
+  });
+  Object.defineProperty(t, REIN, { value: { check } });
+  return t;
+}
+
+/** reinTool for every tool of a tools record ({ name: tool }). */
+export function reinTools(client, tools, options) {
+  return Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, reinTool(client, name, t, options)]));
+}
+
+/**
+ * Waits until rein resolves the approvals behind the tool-approval-request
+ * parts of a result (result.content, or any list of parts or messages) and
+ * returns one tool-approval-response part for each: approved, or denied
+ * with the approver's message as reason. Send them back in a tool message:
+ * messages.push(...result.response.messages, { role: "tool", content: responses }).
+ * Throws DeniedError (pending) if timeoutMs passes first.
+ */
+export async function reinApprovalResponses(client, tools, parts, options = {}) {
+  const responses = [];
+  for (const part of flatten(parts)) {
+    if (part?.type !== "tool-approval-request") continue;
+    const call = part.toolCall;
+    const rein = tools[call?.toolName]?.[REIN];
+    if (!rein) continue;
+    const res = await rein.check(call.input, { toolCallId: call.toolCallId, experimental_context: options.context });
+    if (res.decision !== "ask" || !res.approval) {
+      // rein already answered without a person: the tool's execute reports it.
+      responses.push({ type: "tool-approval-response", approvalId: part.approvalId, approved: allows(res.decision), reason: res.reason });
+      continue;
+    }
+    const a = await client.settled(res.approval.id, options);
+    if (a.status === "pending") {
+      throw new DeniedError({ decision: "ask", reason: `approval ${a.id} is still pending`, approvalId: a.id, checkId: a.check_id });
+    }
+    responses.push(a.status === "approved"
+      ? { type: "tool-approval-response", approvalId: part.approvalId, approved: true, reason: `approved in rein (${a.id})` }
+      : { type: "tool-approval-response", approvalId: part.approvalId, approved: false,
+          reason: a.status === "rejected" ? rejectionOf(a) : `rein approval ${a.id} was ${a.status}` });
+  }
+  return responses;
+}
+
+function* flatten(parts) {
+  for (const p of parts ?? []) {
+    if (Array.isArray(p?.content)) yield* p.content; // a message
+    else yield p;
+  }
+}
