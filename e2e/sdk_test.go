@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -73,4 +74,15 @@ func TestSDKTypeScriptTypes(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc -p tsconfig.json: %v\n%s", err, out)
 	}
+}
+
+// TestSDKPython runs the Python client's unittest suite against a real rein.
+func TestSDKPython(t *testing.T) {
+	py := testenv.Python(t)
+	s, agent, approver := sdkServer(t)
+	dir := filepath.Join(moduleRoot, "sdk", "python")
+	if _, err := os.Stat(filepath.Join(dir, "rein")); err != nil {
+		t.Fatal(err)
+	}
+	runSDK(t, s, agent, approver, dir, 2*time.Minute, py, "-m", "unittest", "discover", "-v", "-s", "tests", "-t", ".")
 }
