@@ -90,6 +90,7 @@ func (s *Server) Handler() http.Handler {
 	m.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
 
 	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
+	m.HandleFunc("POST /v1/hooks/claude-code", s.claudeCodeHook) // answers 200 with a decision, even to errors
 	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
 	s.route("POST /v1/checks/{id}/result", s.postResult, rein.RoleAgent, rein.RoleAdmin)
 	s.route("GET /v1/sessions/{id}", s.getSession, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)

@@ -1,0 +1,350 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hooksPolicy decides Claude Code's own tools the way a team might.
+const hooksPolicy = `version: 1
+default: deny
+workspace: /srv/app
+approval: {approvers: ["role:approver"], ttl: 15m}
+rules:
+  - id: bash-read
+    when: 'tool == "Bash" && risk.all(t, t == "shell")'
+    decision: allow
+    reason: read-only commands run
+  - id: bash-destructive
+    when: 'tool == "Bash" && "shell.destructive" in risk'
+    decision: ask
+    reason: destructive commands need an approval
+  - id: bash-foreground
+    when: 'tool == "Bash" && has(args.run_in_background) && args.run_in_background'
+    decision: modify
+    modify: {set: {run_in_background: false}}
+    reason: commands run in the foreground, where their output is seen
+  - id: write-workspace
+    when: 'tool == "Write" && !("path.outside_workspace" in risk)'
+    decision: allow
+  - id: write-outside
+    when: 'tool == "Write" && "path.outside_workspace" in risk'
+    decision: deny
+    reason: writes outside the workspace are not allowed
+  - {id: web, when: 'tool == "WebFetch"', decision: allow}
+  - {id: web-rate, when: 'tool == "WebFetch"', limit: {rate: 1, per: 1h, by: [agent]}}
+  - {id: mcp-read, when: 'tool == "mcp__filesystem__read_file"', decision: allow}
+`
+
+// hookOutput is Claude Code's PreToolUse hook output, decoded strictly
+// enough to catch a malformed answer.
+type hookOutput struct {
+	HookSpecificOutput struct {
+		HookEventName            string          `json:"hookEventName"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason"`
+		UpdatedInput             json.RawMessage `json:"updatedInput"`
+	} `json:"hookSpecificOutput"`
+}
+
+func (o hookOutput) decision() string { return o.HookSpecificOutput.PermissionDecision }
+func (o hookOutput) reason() string   { return o.HookSpecificOutput.PermissionDecisionReason }
+
+// parseHookOutput requires exactly one line of valid hook JSON with a
+// known decision and a reason.
+func parseHookOutput(t *testing.T, what string, stdout []byte) hookOutput {
+	t.Helper()
+	var o hookOutput
+	dec := json.NewDecoder(bytes.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		t.Fatalf("%s: the hook printed no valid hook JSON (%v):\n%s", what, err, stdout)
+	}
+	if rest := strings.TrimSpace(string(stdout[dec.InputOffset():])); rest != "" {
+		t.Fatalf("%s: the hook printed more than one JSON value: %q", what, rest)
+	}
+	h := o.HookSpecificOutput
+	if h.HookEventName != "PreToolUse" {
+		t.Fatalf("%s: hookEventName %q, want PreToolUse", what, h.HookEventName)
+	}
+	switch h.PermissionDecision {
+	case "allow", "deny", "ask":
+	default:
+		t.Fatalf("%s: permissionDecision %q", what, h.PermissionDecision)
+	}
+	if h.PermissionDecisionReason == "" {
+		t.Fatalf("%s: no permissionDecisionReason", what)
+	}
+	return o
+}
+
+// runHook runs `rein hook claude-code ARGS` with input on stdin; it must
+// exit 0 whatever happens.
+func runHook(t *testing.T, env []string, input string, args ...string) hookOutput {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, reinBin, append([]string{"hook", "claude-code"}, args...)...)
+	cmd.Dir = moduleRoot
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(input)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("rein hook claude-code %v: %v (it must exit 0 and print a decision)\nstdout: %s\nstderr: %s", args, err, stdout.String(), stderr.String())
+	}
+	return parseHookOutput(t, fmt.Sprintf("hook %v <<< %.80s", args, input), stdout.Bytes())
+}
+
+// ccInput is a PreToolUse input shaped as Claude Code documents it.
+func ccInput(session, tool, toolInput string) string {
+	return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/dev/.claude/projects/app/%s.jsonl","cwd":"/srv/app",`+
+		`"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_01%s"}`,
+		session, session, tool, toolInput, strings.ReplaceAll(session, "-", ""))
+}
+
+func newHookEnv(t *testing.T) *approvalEnv {
+	t.Helper()
+	e := newApprovalEnv(t, t.TempDir())
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, pol, hooksPolicy)
+	e.s.stop()
+	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
+	return e
+}
+
+// TestClaudeCodeHookCLI runs `rein hook claude-code` as Claude Code would:
+// every decision kind, the three --on-ask modes, and every way the hook
+// can fail, each ending in valid hook JSON and exit 0.
+func TestClaudeCodeHookCLI(t *testing.T) {
+	e := newHookEnv(t)
+	env := e.s.clientEnv(e.keys["builder"])
+
+	t.Run("allow", func(t *testing.T) {
+		o := runHook(t, env, ccInput("s-allow", "Bash", `{"command":"ls -la","description":"list files"}`))
+		if o.decision() != "allow" || !strings.Contains(o.reason(), "read-only commands run") {
+			t.Fatalf("ls: %+v", o)
+		}
+		o = runHook(t, env, ccInput("s-allow", "mcp__filesystem__read_file", `{"path":"/srv/app/README.md"}`))
+		if o.decision() != "allow" {
+			t.Fatalf("MCP read: %+v", o)
+		}
+		o = runHook(t, env, ccInput("s-allow", "Write", `{"file_path":"/srv/app/notes.md","content":"hi"}`))
+		if o.decision() != "allow" {
+			t.Fatalf("write in the workspace: %+v", o)
+		}
+	})
+	t.Run("modify", func(t *testing.T) {
+		o := runHook(t, env, ccInput("s-modify", "Bash", `{"command":"ls","run_in_background":true}`))
+		if o.decision() != "allow" {
+			t.Fatalf("modify must become allow: %+v", o)
+		}
+		var in map[string]any
+		if err := json.Unmarshal(o.HookSpecificOutput.UpdatedInput, &in); err != nil || in["run_in_background"] != false || in["command"] != "ls" {
+			t.Fatalf("updatedInput %s: want the command with run_in_background false", o.HookSpecificOutput.UpdatedInput)
+		}
+	})
+	t.Run("deny", func(t *testing.T) {
+		o := runHook(t, env, ccInput("s-deny", "Write", `{"file_path":"/etc/cron.d/job","content":"* * * * * root sh"}`))
+		if o.decision() != "deny" || !strings.Contains(o.reason(), "outside the workspace") {
+			t.Fatalf("write outside: %+v", o)
+		}
+		o = runHook(t, env, ccInput("s-deny", "NotebookEdit", `{"notebook_path":"/srv/app/a.ipynb","new_source":"x"}`))
+		if o.decision() != "deny" {
+			t.Fatalf("a tool no rule allows: %+v", o)
+		}
+	})
+	t.Run("throttle", func(t *testing.T) {
+		o := runHook(t, env, ccInput("s-web", "WebFetch", `{"url":"https://example.com/docs","prompt":"summarise"}`))
+		if o.decision() != "allow" {
+			t.Fatalf("first fetch: %+v", o)
+		}
+		o = runHook(t, env, ccInput("s-web", "WebFetch", `{"url":"https://example.com/more","prompt":"summarise"}`))
+		if o.decision() != "deny" || !strings.Contains(o.reason(), "rate limited") || !strings.Contains(o.reason(), "retry after") {
+			t.Fatalf("second fetch past the rate: %+v", o)
+		}
+	})
+	t.Run("ask", func(t *testing.T) {
+		rm := `{"command":"rm -rf build/","description":"clean"}`
+		o := runHook(t, env, ccInput("s-ask-deny", "Bash", rm), "--on-ask", "deny")
+		if o.decision() != "deny" || !strings.Contains(o.reason(), "apr_") {
+			t.Fatalf("--on-ask deny: %+v; want deny naming the approval", o)
+		}
+		o = runHook(t, env, ccInput("s-ask-prompt", "Bash", rm), "--on-ask", "prompt")
+		if o.decision() != "ask" || !strings.Contains(o.reason(), "destructive commands need an approval") {
+			t.Fatalf("--on-ask prompt: %+v", o)
+		}
+		o = runHook(t, env, ccInput("s-ask-timeout", "Bash", rm), "--on-ask", "wait", "--wait", "1s")
+		if o.decision() != "deny" || !strings.Contains(o.reason(), "not approved in time") {
+			t.Fatalf("--on-ask wait past --wait: %+v", o)
+		}
+
+		// wait: the hook holds until an approver approves, then allows.
+		done := make(chan hookOutput, 1)
+		go func() { done <- runHook(t, env, ccInput("s-ask-wait", "Bash", rm), "--on-ask", "wait", "--wait", "20s") }()
+		id := e.pendingApproval(t, "s-ask-wait")
+		select {
+		case o := <-done:
+			t.Fatalf("the hook answered before anyone voted: %+v", o)
+		default:
+		}
+		mustVote(t, e, "alice", id, "approve", "")
+		select {
+		case o := <-done:
+			if o.decision() != "allow" {
+				t.Fatalf("approved: %+v", o)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the hook did not answer after the approval")
+		}
+
+		// reject while waiting: deny with the approver's message.
+		go func() { done <- runHook(t, env, ccInput("s-ask-reject", "Bash", rm), "--on-ask", "wait", "--wait", "20s") }()
+		id = e.pendingApproval(t, "s-ask-reject")
+		mustVote(t, e, "alice", id, "reject", `,"message":"not on a Friday"`)
+		if o := <-done; o.decision() != "deny" {
+			t.Fatalf("rejected: %+v", o)
+		}
+	})
+	t.Run("failures", func(t *testing.T) {
+		for _, c := range []struct{ name, input, want string }{
+			{"garbage", "this is not json", "not Claude Code hook JSON"},
+			{"empty", "", "not Claude Code hook JSON"},
+			{"other event", strings.Replace(ccInput("s", "Bash", `{"command":"ls"}`), "PreToolUse", "PostToolUse", 1), "PostToolUse"},
+			{"no tool", `{"hook_event_name":"PreToolUse","tool_input":{}}`, "no tool_name"},
+			{"input not an object", ccInput("s", "Bash", `"ls"`), "must be a JSON object"},
+			{"binary", "\x00\xff\xfe{", "not Claude Code hook JSON"},
+		} {
+			if o := runHook(t, env, c.input); o.decision() != "deny" || !strings.Contains(o.reason(), c.want) {
+				t.Errorf("%s: %+v; want deny mentioning %q", c.name, o, c.want)
+			}
+		}
+		ls := ccInput("s-fail", "Bash", `{"command":"ls"}`)
+		if o := runHook(t, cleanEnv("REIN_SERVER="+e.s.URL), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "REIN_KEY") {
+			t.Errorf("no key: %+v", o)
+		}
+		if o := runHook(t, e.s.clientEnv("rein_notakey"), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "unauthenticated") {
+			t.Errorf("unknown key: %+v", o)
+		}
+		if o := runHook(t, env, ls, "--on-ask", "sometimes"); o.decision() != "deny" || !strings.Contains(o.reason(), "misconfigured") {
+			t.Errorf("bad --on-ask: %+v", o)
+		}
+		if o := runHook(t, env, ls, "--no-such-flag"); o.decision() != "deny" || !strings.Contains(o.reason(), "misconfigured") {
+			t.Errorf("bad flag: %+v", o)
+		}
+
+		// rein down: nothing listens on the address.
+		down := freeAddr(t)
+		if o := runHook(t, cleanEnv("REIN_SERVER=http://"+down, "REIN_KEY="+e.keys["builder"]), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "unreachable") {
+			t.Errorf("rein down: %+v", o)
+		}
+
+		// rein hangs: a listener that accepts and never answers.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+			}
+		}()
+		start := time.Now()
+		o := runHook(t, cleanEnv("REIN_SERVER=http://"+l.Addr().String(), "REIN_KEY="+e.keys["builder"]), ls, "--wait", "1s")
+		if o.decision() != "deny" || !strings.Contains(o.reason(), "did not answer") {
+			t.Errorf("rein hangs: %+v", o)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("the hook took %s against a hanging server with --wait 1s", d)
+		}
+	})
+
+	// Every check made through the hook is a real check of the session.
+	var checks []struct{ Tool, Decision string }
+	getJSON(t, e.s.URL+"/v1/sessions/s-allow/checks", e.keys["alice"], &checks)
+	if len(checks) != 3 {
+		t.Fatalf("session s-allow holds %d checks, want the hook's 3: %+v", len(checks), checks)
+	}
+}
+
+// TestClaudeCodeHookHTTP drives POST /v1/hooks/claude-code the way Claude
+// Code's "http" hook type does: it always answers 200 with a decision.
+func TestClaudeCodeHookHTTP(t *testing.T) {
+	e := newHookEnv(t)
+	post := func(query, key, body string) hookOutput {
+		t.Helper()
+		code, out := httpDo(t, "POST", e.s.URL+"/v1/hooks/claude-code"+query, key, []byte(body), "application/json")
+		if code != 200 {
+			t.Fatalf("POST /v1/hooks/claude-code%s: %d %s; the endpoint must answer 200", query, code, out)
+		}
+		return parseHookOutput(t, "POST "+query+" "+body, out)
+	}
+	agent := e.keys["builder"]
+	if o := post("", agent, ccInput("h1", "Bash", `{"command":"ls"}`)); o.decision() != "allow" {
+		t.Fatalf("ls: %+v", o)
+	}
+	rm := ccInput("h2", "Bash", `{"command":"rm -rf dist"}`)
+	if o := post("", agent, rm); o.decision() != "deny" || !strings.Contains(o.reason(), "needs approval") {
+		t.Fatalf("ask with the default on_ask (deny): %+v", o)
+	}
+	if o := post("?on_ask=prompt", agent, rm); o.decision() != "ask" {
+		t.Fatalf("on_ask=prompt: %+v", o)
+	}
+	done := make(chan hookOutput, 1)
+	go func() { done <- post("?on_ask=wait&wait=20s", agent, ccInput("h3", "Bash", `{"command":"rm -rf dist"}`)) }()
+	mustVote(t, e, "alice", e.pendingApproval(t, "h3"), "approve", "")
+	if o := <-done; o.decision() != "allow" {
+		t.Fatalf("on_ask=wait, approved: %+v", o)
+	}
+
+	for _, c := range []struct{ name, query, key, body, want string }{
+		{"no key", "", "", ccInput("h4", "Bash", `{"command":"ls"}`), "cannot authenticate"},
+		{"unknown key", "", "rein_nope", ccInput("h4", "Bash", `{"command":"ls"}`), "cannot authenticate"},
+		{"approver key", "", e.keys["alice"], ccInput("h4", "Bash", `{"command":"ls"}`), "needs an agent key"},
+		{"garbage", "", agent, "{{{", "not Claude Code hook JSON"},
+		{"bad on_ask", "?on_ask=maybe", agent, ccInput("h4", "Bash", `{"command":"ls"}`), "misconfigured"},
+		{"bad wait", "?on_ask=wait&wait=forever", agent, ccInput("h4", "Bash", `{"command":"ls"}`), "misconfigured"},
+		{"too large", "", agent, ccInput("h4", "Bash", `{"command":"`+strings.Repeat("a", 2<<20)+`"}`), "over 1048576 bytes"},
+	} {
+		if o := post(c.query, c.key, c.body); o.decision() != "deny" || !strings.Contains(o.reason(), c.want) {
+			t.Errorf("%s: %+v; want deny mentioning %q", c.name, o, c.want)
+		}
+	}
+}
+
+
+// pendingApproval waits for the pending approval of a session and returns its id.
+func (e *approvalEnv) pendingApproval(t *testing.T, session string) string {
+	t.Helper()
+	var id string
+	eventually(t, 10*time.Second, "a pending approval in session "+session, func() string {
+		var list []struct{ ID string }
+		getJSON(t, e.s.URL+"/v1/approvals?status=pending&session="+session, e.keys["alice"], &list)
+		if len(list) == 0 {
+			return "none yet"
+		}
+		id = list[0].ID
+		return ""
+	})
+	return id
+}
+
+func mustVote(t *testing.T, e *approvalEnv, who, id, vote, extra string) {
+	t.Helper()
+	if code, body := e.vote(who, id, vote, extra); code != 200 {
+		t.Fatalf("%s votes %s on %s: %d %v", who, vote, id, code, body)
+	}
+}
