@@ -189,7 +189,9 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 
 		// wait: the hook holds until an approver approves, then allows.
 		done := make(chan hookOutput, 1)
-		go func() { done <- runHook(t, env, ccInput("s-ask-wait", "Bash", rm), "--on-ask", "wait", "--wait", "20s") }()
+		go func() {
+			done <- runHook(t, env, ccInput("s-ask-wait", "Bash", rm), "--on-ask", "wait", "--wait", "20s")
+		}()
 		id := e.pendingApproval(t, "s-ask-wait")
 		select {
 		case o := <-done:
@@ -207,7 +209,9 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 		}
 
 		// reject while waiting: deny with the approver's message.
-		go func() { done <- runHook(t, env, ccInput("s-ask-reject", "Bash", rm), "--on-ask", "wait", "--wait", "20s") }()
+		go func() {
+			done <- runHook(t, env, ccInput("s-ask-reject", "Bash", rm), "--on-ask", "wait", "--wait", "20s")
+		}()
 		id = e.pendingApproval(t, "s-ask-reject")
 		mustVote(t, e, "alice", id, "reject", `,"message":"not on a Friday"`)
 		if o := <-done; o.decision() != "deny" {
@@ -304,7 +308,9 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 		t.Fatalf("on_ask=prompt: %+v", o)
 	}
 	done := make(chan hookOutput, 1)
-	go func() { done <- post("?on_ask=wait&wait=20s", agent, ccInput("h3", "Bash", `{"command":"rm -rf dist"}`)) }()
+	go func() {
+		done <- post("?on_ask=wait&wait=20s", agent, ccInput("h3", "Bash", `{"command":"rm -rf dist"}`))
+	}()
 	mustVote(t, e, "alice", e.pendingApproval(t, "h3"), "approve", "")
 	if o := <-done; o.decision() != "allow" {
 		t.Fatalf("on_ask=wait, approved: %+v", o)
@@ -324,7 +330,6 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 		}
 	}
 }
-
 
 // pendingApproval waits for the pending approval of a session and returns its id.
 func (e *approvalEnv) pendingApproval(t *testing.T, session string) string {
