@@ -56,6 +56,31 @@ type Voter struct {
 	Name   string
 	Roles  []rein.Role
 	Groups []string
+	// Client marks the user of an MCP client, voting through rein's MCP
+	// gateway (integrations.md). It matches the selector "client" and no
+	// other.
+	Client bool
+}
+
+// ClientKeyPrefix marks a client user's vote: its ByKey is the prefix and
+// the gateway key's id, so that it is never the asking key's own vote and
+// one client user votes once.
+const ClientKeyPrefix = "client:"
+
+// ClientVoter is the user of the MCP client behind gateway key k.
+func ClientVoter(k *rein.Key) Voter {
+	return Voter{KeyID: ClientKeyPrefix + k.ID, Name: "client", Client: true}
+}
+
+// AsksClient reports whether the approval names the MCP client's user
+// ("client") among its approvers.
+func AsksClient(a *rein.Approval) bool {
+	for _, set := range sets(a) {
+		if slices.Contains(set, "client") {
+			return true
+		}
+	}
+	return false
 }
 
 // VoterOf is the voter behind a key.
@@ -66,8 +91,11 @@ func VoterOf(k *rein.Key) Voter {
 // Matches reports whether the voter is one the selector names:
 // group:<g> (the key is in group g), user:<name> (the key's name),
 // role:<r> (the key holds role r). "client" is the MCP client's user, whom no
-// key is.
+// key is: it matches only a client voter, and a client voter matches nothing else.
 func Matches(selector string, v Voter) bool {
+	if selector == "client" || v.Client {
+		return selector == "client" && v.Client
+	}
 	kind, name, ok := strings.Cut(selector, ":")
 	if !ok || name == "" {
 		return false
@@ -184,7 +212,7 @@ func satisfied(a *rein.Approval) bool {
 	for _, set := range sets(a) {
 		ok := false
 		for _, x := range votes {
-			v := Voter{Name: x.By, Roles: x.Roles, Groups: x.Groups}
+			v := Voter{Name: x.By, Roles: x.Roles, Groups: x.Groups, Client: strings.HasPrefix(x.ByKey, ClientKeyPrefix)}
 			for _, s := range set {
 				ok = ok || Matches(s, v)
 			}

@@ -38,6 +38,9 @@ func TestMatches(t *testing.T) {
 		{"role:admin", alice, false},
 		{"role:admin", carol, true},
 		{"client", alice, false},
+		{"client", Voter{KeyID: "client:k1", Name: "client", Client: true}, true},
+		{"user:client", Voter{KeyID: "client:k1", Name: "client", Client: true}, false},
+		{"role:approver", Voter{KeyID: "client:k1", Name: "client", Roles: []rein.Role{rein.RoleApprover}, Client: true}, false},
 		{"group:", alice, false},
 		{"oncall", alice, false},
 	}
@@ -210,5 +213,54 @@ func TestWithdraw(t *testing.T) {
 	}
 	if tr := Withdraw(b, rein.StatusInvalidated, CauseLocked, t0); b.Status != rein.StatusInvalidated || tr.From != rein.StatusApproved {
 		t.Fatalf("invalidate grant: %s %+v", b.Status, tr)
+	}
+}
+
+// TestClientVote: the MCP client's user counts only where a rule names
+// "client", is never the asking key, and votes once.
+func TestClientVote(t *testing.T) {
+	now := time.Unix(1000, 0)
+	agent := &rein.Key{ID: "key_agent", Name: "builder", Roles: []rein.Role{rein.RoleAgent}}
+	client := ClientVoter(agent)
+	mk := func(sets ...[]string) *rein.Approval {
+		return &rein.Approval{Status: rein.StatusPending, AgentKeyID: agent.ID, Approvers: sets[0], ApproverSets: sets,
+			Quorum: 1, ExpiresAt: now.Add(time.Hour), GrantTTL: time.Minute}
+	}
+	a := mk([]string{"client", "group:oncall"})
+	if !AsksClient(a) {
+		t.Fatal("AsksClient: the rule names client")
+	}
+	if tr, err := Vote(a, client, Approve, "", nil, now); err != nil || tr.To != rein.StatusApproved {
+		t.Fatalf("the client user approves a client rule: %v %+v", err, tr)
+	}
+	a = mk([]string{"role:approver"})
+	if AsksClient(a) {
+		t.Fatal("AsksClient on a rule without client")
+	}
+	if _, err := Vote(a, client, Approve, "", nil, now); !errors.Is(err, ErrNotApprover) {
+		t.Fatalf("a client vote where no rule names client: %v", err)
+	}
+	// Combined sets: the client's approval satisfies its set, not the other.
+	a = mk([]string{"client"}, []string{"group:oncall"})
+	a.Quorum = 2
+	if tr, err := Vote(a, client, Approve, "", nil, now); err != nil || tr.Changed() {
+		t.Fatalf("client alone on combined sets: %v %+v", err, tr)
+	}
+	if _, err := Vote(a, client, Approve, "", nil, now); !errors.Is(err, ErrVoted) {
+		t.Fatalf("a second client vote: %v", err)
+	}
+	oncall := Voter{KeyID: "key_alice", Name: "alice", Groups: []string{"oncall"}}
+	if tr, err := Vote(a, oncall, Approve, "", nil, now); err != nil || tr.To != rein.StatusApproved {
+		t.Fatalf("client + oncall: %v %+v", err, tr)
+	}
+	// The asking key itself is still refused.
+	a = mk([]string{"client", "role:agent"})
+	if _, err := Vote(a, VoterOf(agent), Approve, "", nil, now); !errors.Is(err, ErrSelfVote) {
+		t.Fatalf("the asking key votes: %v", err)
+	}
+	// A client reject rejects.
+	a = mk([]string{"client"})
+	if tr, err := Vote(a, client, Reject, "no", nil, now); err != nil || tr.To != rein.StatusRejected {
+		t.Fatalf("client reject: %v %+v", err, tr)
 	}
 }

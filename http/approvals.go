@@ -82,6 +82,28 @@ func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key)
 	return nil
 }
 
+// postClientVote relays the vote of an MCP client's user from the gateway
+// key that asked: {"vote": "approve"|"reject", "message": "..."}.
+func (s *Server) postClientVote(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var v struct {
+		Vote    string `json:"vote"`
+		Message string `json:"message"`
+	}
+	if err := rein.DecodeStrict(body, &v, "vote, message"); err != nil {
+		return err
+	}
+	a, err := s.Pipeline.ClientVote(r.Context(), key, r.PathValue("id"), v.Vote, v.Message)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
 func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	a, err := s.Pipeline.Cancel(r.Context(), key, r.PathValue("id"))
 	if err != nil {

@@ -99,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/approvals", s.listApprovals, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/approvals/{id}", s.getApproval, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor, rein.RoleAgent)
 	s.route("POST /v1/approvals/{id}/votes", s.postVote, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/approvals/{id}/client-vote", s.postClientVote, rein.RoleAgent)
 	s.route("GET /v1/approvals/{id}/wait", s.waitApproval, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/approvals/{id}/cancel", s.cancelApproval, rein.RoleAgent, rein.RoleAdmin)
 

@@ -151,20 +151,45 @@ func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message st
 			return nil, err
 		}
 	}
+	return p.vote(ctx, id, approval.VoterOf(key), key.Name, kind, message, args)
+}
+
+// ClientVote records the vote of the MCP client's user, sent by the gateway
+// that asked (integrations.md: the client's form accepted is one approve
+// vote, declined a reject). It counts only where the rule names "client" as
+// an approver; the policy author chose to trust the client's user there.
+func (p *Pipeline) ClientVote(ctx context.Context, key *rein.Key, id, kind, message string) (*rein.Approval, error) {
+	if kind != approval.Approve && kind != approval.Reject {
+		return nil, rein.Errorf(rein.ECodeBadRequest, `a client vote is "approve" or "reject"`)
+	}
+	cur, err := p.approvalFor(ctx, key, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.AgentKeyID != key.ID { // only the key that asked relays its client user's vote
+		return nil, rein.Errorf(rein.ECodeNotFound, "approval %s not found", id)
+	}
+	if !approval.AsksClient(cur) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "approval %s does not name \"client\" among its approvers; the client's user cannot vote on it", id)
+	}
+	return p.vote(ctx, id, approval.ClientVoter(key), "client", kind, message, nil)
+}
+
+// vote records one vote and, when it decides the approval, the transition.
+func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, actor, kind, message string, args json.RawMessage) (*rein.Approval, error) {
 	now := p.now()
-	voter := approval.VoterOf(key)
 	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
 		t, err := approval.Vote(a, voter, kind, message, args, now)
 		if err != nil {
 			return nil, err
 		}
-		data := map[string]any{"vote": kind, "message": message, "by_key": key.ID}
+		data := map[string]any{"vote": kind, "message": message, "by_key": voter.KeyID}
 		if kind == approval.Edit {
 			data["args"] = args
 		}
-		entries := []*rein.Entry{{TS: now, Tenant: a.Tenant, Kind: rein.KindApprovalVote, Actor: key.Name, Subject: a.ID, Data: data}}
+		entries := []*rein.Entry{{TS: now, Tenant: a.Tenant, Kind: rein.KindApprovalVote, Actor: actor, Subject: a.ID, Data: data}}
 		if t.Changed() {
-			entries = append(entries, transitionEntry(a, t, key.Name, now, nil))
+			entries = append(entries, transitionEntry(a, t, actor, now, nil))
 		}
 		return entries, nil
 	})

@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Handler serves the gateway to MCP clients over streamable HTTP. Each
+// client session gets the SDK's streamable server transport and its own
+// upstream connection (for a command upstream: its own server process).
+//
+// Messages that the upstream sends within a call (progress, and rein's own
+// elicitation requests) travel on the session's standalone GET stream, not
+// on the call's POST stream: the relay sees messages, not the SDK's
+// request contexts that route them.
+type Handler struct {
+	Gateway *Gateway
+	// Upstream opens a connection to the upstream server for a new session.
+	Upstream func(ctx context.Context) (mcp.Connection, error)
+	// Ctx bounds every session; cancel it to end them all.
+	Ctx context.Context
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+type httpSession struct {
+	transport *mcp.StreamableServerTransport
+	cancel    context.CancelFunc
+}
+
+const sessionHeader = "Mcp-Session-Id"
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(sessionHeader)
+	if id == "" {
+		if r.Method != http.MethodPost {
+			http.Error(w, "Bad Request: no Mcp-Session-Id; start a session with a POST of initialize", http.StatusBadRequest)
+			return
+		}
+		s, err := h.open(r)
+		if err != nil {
+			http.Error(w, "the upstream MCP server is unavailable: "+err.Error(), http.StatusBadGateway)
+			return
+		}
+		s.transport.ServeHTTP(w, r)
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		http.Error(w, "Not Found: no session "+id+"; start a new one", http.StatusNotFound)
+		return
+	}
+	if r.Method == http.MethodDelete {
+		h.close(id)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.transport.ServeHTTP(w, r)
+}
+
+// open starts a session: the transport, the upstream, and the relay.
+func (h *Handler) open(r *http.Request) (*httpSession, error) {
+	base := h.Ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithCancel(base)
+	up, err := h.Upstream(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	id := rand.Text()
+	t := &mcp.StreamableServerTransport{SessionID: id}
+	down, err := t.Connect(ctx)
+	if err != nil {
+		cancel()
+		up.Close()
+		return nil, err
+	}
+	s := &httpSession{transport: t, cancel: cancel}
+	h.mu.Lock()
+	if h.sessions == nil {
+		h.sessions = map[string]*httpSession{}
+	}
+	h.sessions[id] = s
+	h.mu.Unlock()
+	go func() {
+		if err := h.Gateway.Serve(ctx, down, up, id); err != nil {
+			h.Gateway.Log.Warn("mcp: session ended", "session", id, "err", err)
+		}
+		h.close(id)
+	}()
+	return s, nil
+}
+
+func (h *Handler) close(id string) {
+	h.mu.Lock()
+	s := h.sessions[id]
+	delete(h.sessions, id)
+	h.mu.Unlock()
+	if s != nil {
+		s.cancel()
+	}
+}
+
+// CloseAll ends every session.
+func (h *Handler) CloseAll() {
+	h.mu.Lock()
+	ids := make([]string, 0, len(h.sessions))
+	for id := range h.sessions {
+		ids = append(ids, id)
+	}
+	h.mu.Unlock()
+	for _, id := range ids {
+		h.close(id)
+	}
+}
