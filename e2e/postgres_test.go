@@ -23,7 +23,12 @@ type pgCluster struct {
 
 func newPGCluster(t *testing.T, policy string) *pgCluster {
 	t.Helper()
-	c := &pgCluster{t: t, db: testenv.Postgres(t), policy: filepath.Join(t.TempDir(), "policy.yaml"), admin: "admin-" + strings.Repeat("k", 24)}
+	return newPGClusterAt(t, testenv.Postgres(t), policy)
+}
+
+func newPGClusterAt(t *testing.T, db, policy string) *pgCluster {
+	t.Helper()
+	c := &pgCluster{t: t, db: db, policy: filepath.Join(t.TempDir(), "policy.yaml"), admin: "admin-" + strings.Repeat("k", 24)}
 	writeFile(t, c.policy, policy)
 	r := rein(t, nil, "audit", "keygen")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "PRIVATE+KEY+rein+") {

@@ -186,6 +186,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rein_check_duration_seconds",
 		Help: "Time to decide and durably record a check.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	reg.MustRegister(decisions, latency)
+	if pg != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rein_audit_integrator",
+			Help: "1 while this replica integrates the shared audit log (assigns indexes, signs checkpoints), else 0."},
+			func() float64 {
+				if pg.Leading() {
+					return 1
+				}
+				return 0
+			}))
+	}
 
 	bus := &events.Bus{}
 	pipe := &pipeline.Pipeline{Store: store, Policies: active, BaseURL: base, Log: log, AuditArgs: cfg.AuditArgs, Events: bus,
@@ -356,6 +366,7 @@ type sharedStore interface {
 	Subscribe(func(payload string))
 	Notify(ctx context.Context, payloads ...string) error
 	pipeline.SharedLimits
+	Leading() bool
 }
 
 // metaStore is a store that keeps settings (the deployment id).

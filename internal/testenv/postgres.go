@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,37 @@ func PostgresURL() string {
 // see each other's data. PostgreSQL is part of the test environment: when
 // it does not answer, the test fails saying how to start it.
 func Postgres(t testing.TB) string {
+	t.Helper()
+	hold(t, syscall.LOCK_SH)
+	return schema(t)
+}
+
+// PostgresExclusive is Postgres for a test that stops or restarts the
+// server: it waits until no other test (in any test binary on this
+// machine) uses PostgreSQL, and keeps the others waiting until it ends.
+// The test must leave PostgreSQL running.
+func PostgresExclusive(t testing.TB) string {
+	t.Helper()
+	hold(t, syscall.LOCK_EX)
+	return schema(t)
+}
+
+// hold takes the PostgreSQL test lock (shared or exclusive) until the test
+// ends.
+func hold(t testing.TB, how int) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "rein-test-postgres.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatalf("PostgreSQL test lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		t.Fatalf("PostgreSQL test lock: %v", err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
+}
+
+func schema(t testing.TB) string {
 	t.Helper()
 	base := PostgresURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
