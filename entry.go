@@ -24,6 +24,7 @@ const (
 	KindLockRemoved       = "lock.removed"
 	KindServerStarted     = "server.started"
 	KindSigningKeyRotated = "signing_key.rotated"
+	KindAgentStep         = "agent.step"
 )
 
 // Entry is one audit log entry before it has an index. The store assigns the

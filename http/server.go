@@ -55,6 +55,7 @@ type Server struct {
 	RotateKey func(ctx context.Context, by string) (*rein.AuditKey, error)
 
 	mux      *http.ServeMux
+	acsSeen  replaySet // ACS request ids seen by this process
 	requests *prometheus.CounterVec
 	stop     chan struct{} // closed by Stop: long-lived streams end
 	stopOnce sync.Once
@@ -91,6 +92,7 @@ func (s *Server) Handler() http.Handler {
 
 	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
 	m.HandleFunc("POST /v1/hooks/claude-code", s.claudeCodeHook) // answers 200 with a decision, even to errors
+	m.HandleFunc("POST /acs", s.postACS)                         // OWASP ACS Guardian: JSON-RPC errors, not API errors
 	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
 	s.route("POST /v1/checks/{id}/result", s.postResult, rein.RoleAgent, rein.RoleAdmin)
 	s.route("GET /v1/sessions/{id}", s.getSession, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
