@@ -86,3 +86,78 @@ func TestSDKPython(t *testing.T) {
 	}
 	runSDK(t, s, agent, approver, dir, 2*time.Minute, py, "-m", "unittest", "discover", "-v", "-s", "tests", "-t", ".")
 }
+
+// TestSDKExamples runs the README's SDK examples as a reader would, against
+// rein serve with the sample policy, while a person of group finance
+// approves what they ask for.
+func TestSDKExamples(t *testing.T) {
+	tsDir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
+	py := testenv.Python(t)
+	s := startServer(t, t.TempDir(), nil, "--policy", "examples/policy.yaml")
+	admin := s.adminKey()
+	agent := createAgentKey(t, s, admin, "builder", "demo")
+	r := rein(t, s.clientEnv(admin), "keys", "create", "carol", "--role", "approver", "--tenant", "demo", "--group", "finance", "--output", "json")
+	var carol struct{ Key string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &carol) != nil {
+		t.Fatalf("rein keys create carol: %s", r)
+	}
+	goBin := filepath.Join(t.TempDir(), "payments")
+	build := exec.Command("go", "build", "-o", goBin, "./examples/payments")
+	build.Dir = moduleRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/payments: %v\n%s", err, out)
+	}
+
+	paid := []string{"sent 50 to acct-7", "not sent (deny): transfers need a positive amount of at most 50000",
+		"waiting for approval: rein approve apr_", "sent 500 to acct-7"}
+	for _, ex := range []struct {
+		name, dir string
+		cmd       []string
+		want      []string
+	}{
+		{"go", moduleRoot, []string{goBin}, paid},
+		{"python", moduleRoot, []string{py, "sdk/python/examples/payments.py"}, paid},
+		{"typescript", tsDir, []string{"node", "examples/client.js"}, paid},
+		{"langgraph", tsDir, []string{"node", "examples/langgraph.js"}, []string{"waiting for approval: rein approve apr_", "done: sent 500 to acct-7"}},
+		{"openai-agents", tsDir, []string{"node", "examples/openai-agents.js"}, []string{"payments_transfer: approved", "sent 500 to acct-7", "payment handled"}},
+		{"ai-sdk", tsDir, []string{"node", "examples/ai-sdk.js"}, []string{"waiting for approval", "sent 500 to acct-7", "payment handled"}},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			go approveAll(ctx, s, carol.Key)
+			cmd := exec.CommandContext(ctx, ex.cmd[0], ex.cmd[1:]...)
+			cmd.Dir = ex.dir
+			cmd.Env = cleanEnv("REIN_SERVER="+s.URL, "REIN_KEY="+agent)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(ex.cmd, " "), err, out)
+			}
+			rest := string(out)
+			for _, w := range ex.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("%s: output lacks %q (in order)\n%s", strings.Join(ex.cmd, " "), w, out)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}
+
+// approveAll approves, as key, every pending approval it sees until ctx ends.
+func approveAll(ctx context.Context, s *server, key string) {
+	for ctx.Err() == nil {
+		var pending []struct{ ID string }
+		code, body := httpDo(s.t, "GET", s.URL+"/v1/approvals?status=pending", key, nil, "")
+		if code == 200 && json.Unmarshal(body, &pending) == nil {
+			for _, a := range pending {
+				httpDo(s.t, "POST", s.URL+"/v1/approvals/"+a.ID+"/votes", key, []byte(`{"vote":"approve","message":"ok"}`), "application/json")
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

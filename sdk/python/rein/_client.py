@@ -236,13 +236,15 @@ def default_client() -> Client:
 
 def guard(tool: Optional[str] = None, *, client: Optional[Client] = None, session: Optional[str] = None,
           agent: Optional[str] = None, intent: Optional[str] = None, timeout: Optional[float] = None,
-          labels: Optional[Mapping[str, str]] = None) -> Callable:
+          labels: Optional[Mapping[str, str]] = None,
+          on_ask: Optional[Callable[[dict], Any]] = None) -> Callable:
     """Decorator: every call of the function is checked first as ``tool``
     (default: the function's name) with its arguments by name, and runs
     only when rein allows it, with the arguments rein says to run (the
     policy's modification, or an approver's edit). When rein asks, the call
     waits for the approval (up to ``timeout`` seconds; None: until it is
-    resolved or expires). Otherwise it raises Denied. Works on ``async def``
+    resolved or expires), calling ``on_ask(check_response)`` first (e.g. to
+    say where to approve). Otherwise it raises Denied. Works on ``async def``
     functions too (the HTTP calls then run in a thread)."""
 
     def decorate(fn: Callable) -> Callable:
@@ -266,7 +268,10 @@ def guard(tool: Optional[str] = None, *, client: Optional[Client] = None, sessio
                 if p.kind is inspect.Parameter.VAR_POSITIONAL:
                     raise TypeError(f"rein.guard: {fn.__name__} takes *{p.name}; guarded functions take named arguments")
             c = client or default_client()
-            return c.decide(c.check(name, call, **fields()), timeout=timeout)
+            res = c.check(name, call, **fields())
+            if on_ask and res["decision"] == "ask" and res.get("approval"):
+                on_ask(res)
+            return c.decide(res, timeout=timeout)
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)

@@ -169,7 +169,11 @@ export class UnansweredError extends Error {
   readonly question: Question;
 }
 
-export type GuardOptions = Omit<CheckRequest, "tool" | "args"> & WaitOptions;
+export type GuardOptions = Omit<CheckRequest, "tool" | "args"> &
+  WaitOptions & {
+    /** Called when rein asks, before waiting: e.g. to show the approval's URL. */
+    onAsk?: (check: CheckResponse) => void | Promise<void>;
+  };
 
 export class ReinClient {
   constructor(options?: ClientOptions);

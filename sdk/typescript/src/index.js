@@ -174,12 +174,14 @@ export class ReinClient {
   /**
    * Checks an action and runs fn(args) only when rein allows it, with the
    * arguments to run (the policy's modification or an approver's edit
-   * included). When rein asks, it waits for the approval. Anything else
+   * included). When rein asks, it calls onAsk(checkResponse) (to tell
+   * someone where to approve) and waits for the approval. Anything else
    * throws a DeniedError.
    */
   async guard(tool, args, fn, options = {}) {
-    const { timeoutMs, signal, ...rest } = options;
+    const { timeoutMs, signal, onAsk, ...rest } = options;
     const res = await this.check({ ...rest, tool, args }, { signal });
+    if (res.decision === "ask" && res.approval && onAsk) await onAsk(res);
     const run = await this.decide(res, { timeoutMs, signal });
     return fn(run, res);
   }
