@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: rein (durable, signed audit entry per decision) on
+# SQLite, and on PostgreSQL when this build supports it, against Open Policy
+# Agent deciding the same checks with bench/policy.rego. The same load
+# generator (rein bench), the same request mix and the same concurrency drive
+# every server; resident memory is read from /proc/PID/status idle and under
+# load, CPU time from /proc/PID/stat. Results: a table on stdout, every run in
+# $OUT/runs.tsv. See docs/benchmarks.md.
+#
+# Usage: bench/compare.sh [-c "16 64 256"] [-d 15s] [-w 3s] [-r 3] [-o DIR]
+#   -c  concurrencies to measure (default "64")
+#   -d  measured time per run (default 15s)    -w  warm-up per run (default 3s)
+#   -r  rounds: each round runs every server once per concurrency (default 3)
+#   -o  working directory (default: a new temporary directory)
+# Environment: OPA_VERSION (default v1.22.0), OPA (an opa binary to use
+# instead of building one), PG_URL (default
+# postgres://postgres@127.0.0.1:5432/rein_bench?sslmode=disable),
+# REIN_PORT (18750), PG_PORT (18751), OPA_PORT (18181).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CONC="64" DUR=15s WARM=3s ROUNDS=3 OUT=""
+while getopts "c:d:w:r:o:h" f; do
+  case $f in
+    c) CONC=$OPTARG ;; d) DUR=$OPTARG ;; w) WARM=$OPTARG ;; r) ROUNDS=$OPTARG ;; o) OUT=$OPTARG ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
+  esac
+done
+OPA_VERSION=${OPA_VERSION:-v1.22.0}
+PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432/rein_bench?sslmode=disable}
+REIN_PORT=${REIN_PORT:-18750} PG_PORT=${PG_PORT:-18751} OPA_PORT=${OPA_PORT:-18181}
+OUT=${OUT:-$(mktemp -d -t rein-compare-XXXXXX)}
+mkdir -p "$OUT"
+echo "working in $OUT"
+
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+# --- build ---------------------------------------------------------------------
+echo "building rein"
+go build -o "$OUT/rein" ./cmd/rein
+REIN="$OUT/rein"
+if [ -z "${OPA:-}" ]; then
+  OPA="$OUT/opa"
+  if [ ! -x "$OPA" ]; then
+    echo "building Open Policy Agent $OPA_VERSION (go install; takes a few minutes the first time)"
+    GOBIN="$OUT" GOFLAGS=-buildvcs=false go install "github.com/open-policy-agent/opa@$OPA_VERSION"
+  fi
+fi
+"$OPA" version | head -1
+
+# --- helpers -------------------------------------------------------------------
+# rss PID -> "VmRSS VmHWM" in MiB
+rss() { awk '/^VmRSS/{r=$2} /^VmHWM/{h=$2} END{printf "%.1f %.1f", r/1024, h/1024}' "/proc/$1/status"; }
+# cpu PID -> user+system clock ticks
+cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+json() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -n1; }
+
+wait_ready() { # URL
+  for _ in $(seq 1 100); do
+    curl -fs -o /dev/null "$1" && return 0
+    sleep 0.1
+  done
+  echo "server at $1 did not become ready" >&2; return 1
+}
+
+start_rein() { # NAME PORT [serve flags...]
+  local name=$1 port=$2; shift 2
+  rm -rf "$OUT/$name"; mkdir -p "$OUT/$name"
+  "$REIN" serve --data "$OUT/$name/data" --listen "127.0.0.1:$port" --policy bench/policy.yaml "$@" \
+    >"$OUT/$name/serve.out" 2>"$OUT/$name/serve.log" &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 100); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "rein serve ($name) exited:" >&2; tail -n3 "$OUT/$name/serve.log" >&2; return 1
+    fi
+    curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" && break
+    sleep 0.1
+  done
+  local admin
+  admin=$(cat "$OUT/$name/data/admin.key")
+  REIN_SERVER="http://127.0.0.1:$port" REIN_KEY="$admin" "$REIN" keys create bench --role agent --tenant bench --output json \
+    | sed -n 's/.*"key": "\(rein_[A-Za-z0-9]*\)".*/\1/p' >"$OUT/$name/agent.key"
+  echo "$pid" >"$OUT/$name/pid"
+}
+
+# --- servers -------------------------------------------------------------------
+TARGETS=()
+echo "starting rein on SQLite (127.0.0.1:$REIN_PORT)"
+start_rein rein-sqlite "$REIN_PORT"
+TARGETS+=(rein-sqlite)
+
+# PostgreSQL: measured when this build of rein supports --db postgres://.
+if command -v psql >/dev/null && psql "${PG_URL%/*}/postgres?sslmode=disable" -qc "DROP DATABASE IF EXISTS rein_bench" -c "CREATE DATABASE rein_bench" >/dev/null 2>&1; then
+  echo "starting rein on PostgreSQL (127.0.0.1:$PG_PORT)"
+  if start_rein rein-postgres "$PG_PORT" --db "$PG_URL" 2>"$OUT/pg-start.err"; then
+    TARGETS+=(rein-postgres)
+  else
+    echo "rein on PostgreSQL: not measured: $(tail -n1 "$OUT/pg-start.err")"
+  fi
+else
+  echo "rein on PostgreSQL: not measured: no PostgreSQL reachable at $PG_URL"
+fi
+
+echo "starting Open Policy Agent (127.0.0.1:$OPA_PORT)"
+mkdir -p "$OUT/opa-server"
+"$OPA" run --server --addr "127.0.0.1:$OPA_PORT" --log-level error bench/policy.rego \
+  >"$OUT/opa-server/out" 2>&1 &
+PIDS+=($!)
+echo $! >"$OUT/opa-server/pid"
+wait_ready "http://127.0.0.1:$OPA_PORT/health"
+TARGETS+=(opa)
+
+target_flags() { # NAME -> rein bench flags
+  case $1 in
+    opa) echo "--target opa --server http://127.0.0.1:$OPA_PORT" ;;
+    rein-sqlite) echo "--target rein --server http://127.0.0.1:$REIN_PORT --key $(cat "$OUT/rein-sqlite/agent.key")" ;;
+    rein-postgres) echo "--target rein --server http://127.0.0.1:$PG_PORT --key $(cat "$OUT/rein-postgres/agent.key")" ;;
+  esac
+}
+pid_of() { if [ "$1" = opa ]; then cat "$OUT/opa-server/pid"; else cat "$OUT/$1/pid"; fi; }
+
+# --- equivalence: every server decides each kind of check as expected ----------
+for t in "${TARGETS[@]}"; do
+  echo "verifying $t"
+  # shellcheck disable=SC2046
+  "$REIN" bench $(target_flags "$t") --verify >"$OUT/verify-$t.txt" || { cat "$OUT/verify-$t.txt"; exit 1; }
+  tail -n1 "$OUT/verify-$t.txt"
+done
+
+# --- idle memory -----------------------------------------------------------------
+sleep 2
+declare -A IDLE
+for t in "${TARGETS[@]}"; do IDLE[$t]=$(rss "$(pid_of "$t")" | cut -d' ' -f1); done
+
+# --- load ----------------------------------------------------------------------
+printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\n" >"$OUT/runs.tsv"
+for round in $(seq 1 "$ROUNDS"); do
+  for c in $CONC; do
+    for t in "${TARGETS[@]}"; do
+      pid=$(pid_of "$t")
+      res="$OUT/run-$round-$t-$c.json"
+      c0=$(cpu "$pid")
+      # shellcheck disable=SC2046
+      "$REIN" bench $(target_flags "$t") --concurrency "$c" --duration "$DUR" --warmup "$WARM" \
+        --session "bench-r$round-c$c" --output json >"$res" &
+      bpid=$!
+      peak=0
+      while kill -0 "$bpid" 2>/dev/null; do
+        now=$(rss "$pid" | cut -d' ' -f1)
+        peak=$(awk -v a="$peak" -v b="$now" 'BEGIN{print (b>a)?b:a}')
+        sleep 0.5
+      done
+      wait "$bpid" || { echo "rein bench against $t failed:"; cat "$res"; exit 1; }
+      c1=$(cpu "$pid")
+      tp=$(json throughput "$res")
+      secs=$(awk -v d="${DUR%s}" -v w="${WARM%s}" 'BEGIN{print d+w}')
+      cpu_us=$(awk -v t0="$c0" -v t1="$c1" -v tp="$tp" -v s="$secs" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN{printf "%.0f", (t1-t0)/hz*1e6/(tp*s)}')
+      hwm=$(rss "$pid" | cut -d' ' -f2)
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
+        "$(json p50_ms "$res")" "$(json p90_ms "$res")" "$(json p99_ms "$res")" "$(json max_ms "$res")" \
+        "$(json errors "$res")" "$cpu_us" "${IDLE[$t]}" "$peak" "$hwm" "$load" | tee -a "$OUT/runs.tsv"
+    done
+  done
+done
+
+# --- table ---------------------------------------------------------------------
+echo
+echo "Ranges over $ROUNDS rounds (min-max); $(nproc) CPUs shared by the servers and the load generator."
+awk -F'\t' 'NR>1 {
+  k=$2" "$3
+  if (!(k in n)) { order[++m]=k; tmin[k]=tmax[k]=$4; p50min[k]=p50max[k]=$5; p99min[k]=p99max[k]=$7; cmin[k]=cmax[k]=$10; idle[k]=$11; rmax[k]=$12 }
+  n[k]++
+  if ($4<tmin[k]) tmin[k]=$4; if ($4>tmax[k]) tmax[k]=$4
+  if ($5<p50min[k]) p50min[k]=$5; if ($5>p50max[k]) p50max[k]=$5
+  if ($7<p99min[k]) p99min[k]=$7; if ($7>p99max[k]) p99max[k]=$7
+  if ($10<cmin[k]) cmin[k]=$10; if ($10>cmax[k]) cmax[k]=$10
+  if ($12>rmax[k]) rmax[k]=$12
+}
+END {
+  printf "| %-14s | %4s | %-17s | %-13s | %-13s | %-14s | %9s | %13s |\n", "server", "conc", "checks/s", "p50 ms", "p99 ms", "CPU us/check", "idle RSS", "RSS under load"
+  for (i=1;i<=m;i++) { k=order[i]; split(k, a, " ")
+    printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], idle[k], rmax[k] }
+}' "$OUT/runs.tsv"
