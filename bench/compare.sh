@@ -14,8 +14,8 @@
 #   -o  working directory (default: a new temporary directory)
 # Environment: OPA_VERSION (default v1.22.0), OPA (an opa binary to use
 # instead of building one), PG_URL (default
-# postgres://postgres@127.0.0.1:5432/rein_bench?sslmode=disable),
-# REIN_PORT (18750), PG_PORT (18751), OPA_PORT (18181).
+# postgres://postgres@127.0.0.1:5432/rein_bench?sslmode=disable).
+# The servers listen on free ports of 127.0.0.1 from 28750 up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +28,12 @@ while getopts "c:d:w:r:o:h" f; do
 done
 OPA_VERSION=${OPA_VERSION:-v1.22.0}
 PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432/rein_bench?sslmode=disable}
-REIN_PORT=${REIN_PORT:-18750} PG_PORT=${PG_PORT:-18751} OPA_PORT=${OPA_PORT:-18181}
+# free_port N -> the first port from N up where nothing listens
+free_port() {
+  local p=$1
+  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+  echo "$p"
+}
 OUT=${OUT:-$(mktemp -d -t rein-compare-XXXXXX)}
 mkdir -p "$OUT"
 echo "working in $OUT"
@@ -57,8 +62,9 @@ rss() { awk '/^VmRSS/{r=$2} /^VmHWM/{h=$2} END{printf "%.1f %.1f", r/1024, h/102
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 json() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -n1; }
 
-wait_ready() { # URL
+wait_ready() { # URL PID
   for _ in $(seq 1 100); do
+    kill -0 "$2" 2>/dev/null || { echo "the server for $1 exited" >&2; return 1; }
     curl -fs -o /dev/null "$1" && return 0
     sleep 0.1
   done
@@ -72,13 +78,7 @@ start_rein() { # NAME PORT [serve flags...]
     >"$OUT/$name/serve.out" 2>"$OUT/$name/serve.log" &
   local pid=$!
   PIDS+=("$pid")
-  for _ in $(seq 1 100); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "rein serve ($name) exited:" >&2; tail -n3 "$OUT/$name/serve.log" >&2; return 1
-    fi
-    curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" && break
-    sleep 0.1
-  done
+  wait_ready "http://127.0.0.1:$port/readyz" "$pid" || { tail -n3 "$OUT/$name/serve.log" >&2; return 1; }
   local admin
   admin=$(cat "$OUT/$name/data/admin.key")
   REIN_SERVER="http://127.0.0.1:$port" REIN_KEY="$admin" "$REIN" keys create bench --role agent --tenant bench --output json \
@@ -88,12 +88,14 @@ start_rein() { # NAME PORT [serve flags...]
 
 # --- servers -------------------------------------------------------------------
 TARGETS=()
+REIN_PORT=$(free_port 28750)
 echo "starting rein on SQLite (127.0.0.1:$REIN_PORT)"
 start_rein rein-sqlite "$REIN_PORT"
 TARGETS+=(rein-sqlite)
 
 # PostgreSQL: measured when this build of rein supports --db postgres://.
 if command -v psql >/dev/null && psql "${PG_URL%/*}/postgres?sslmode=disable" -qc "DROP DATABASE IF EXISTS rein_bench" -c "CREATE DATABASE rein_bench" >/dev/null 2>&1; then
+  PG_PORT=$(free_port $((REIN_PORT + 1)))
   echo "starting rein on PostgreSQL (127.0.0.1:$PG_PORT)"
   if start_rein rein-postgres "$PG_PORT" --db "$PG_URL" 2>"$OUT/pg-start.err"; then
     TARGETS+=(rein-postgres)
@@ -104,23 +106,40 @@ else
   echo "rein on PostgreSQL: not measured: no PostgreSQL reachable at $PG_URL"
 fi
 
+OPA_PORT=$(free_port 28781)
 echo "starting Open Policy Agent (127.0.0.1:$OPA_PORT)"
 mkdir -p "$OUT/opa-server"
 "$OPA" run --server --addr "127.0.0.1:$OPA_PORT" --log-level error bench/policy.rego \
   >"$OUT/opa-server/out" 2>&1 &
 PIDS+=($!)
 echo $! >"$OUT/opa-server/pid"
-wait_ready "http://127.0.0.1:$OPA_PORT/health"
+wait_ready "http://127.0.0.1:$OPA_PORT/health" "$(cat "$OUT/opa-server/pid")"
 TARGETS+=(opa)
+
+# The same OPA logging every decision (decision_logs.console: one JSON line per
+# decision, written to a file here). Closer to what rein does per check, though
+# OPA's log is neither durable before the answer nor signed.
+OPA_LOG_PORT=$(free_port $((OPA_PORT + 1)))
+echo "starting Open Policy Agent with decision logs (127.0.0.1:$OPA_LOG_PORT)"
+mkdir -p "$OUT/opa-logged"
+"$OPA" run --server --addr "127.0.0.1:$OPA_LOG_PORT" --log-level info --set decision_logs.console=true bench/policy.rego \
+  >"$OUT/opa-logged/decisions.log" 2>&1 &
+PIDS+=($!)
+echo $! >"$OUT/opa-logged/pid"
+wait_ready "http://127.0.0.1:$OPA_LOG_PORT/health" "$(cat "$OUT/opa-logged/pid")"
+TARGETS+=(opa-logged)
 
 target_flags() { # NAME -> rein bench flags
   case $1 in
     opa) echo "--target opa --server http://127.0.0.1:$OPA_PORT" ;;
+    opa-logged) echo "--target opa --server http://127.0.0.1:$OPA_LOG_PORT" ;;
     rein-sqlite) echo "--target rein --server http://127.0.0.1:$REIN_PORT --key $(cat "$OUT/rein-sqlite/agent.key")" ;;
     rein-postgres) echo "--target rein --server http://127.0.0.1:$PG_PORT --key $(cat "$OUT/rein-postgres/agent.key")" ;;
   esac
 }
 pid_of() { if [ "$1" = opa ]; then cat "$OUT/opa-server/pid"; else cat "$OUT/$1/pid"; fi; }
+# The load generator's own CPU time per check is reported too: it shares the
+# machine with the server it drives.
 
 # --- equivalence: every server decides each kind of check as expected ----------
 for t in "${TARGETS[@]}"; do
@@ -136,7 +155,7 @@ declare -A IDLE
 for t in "${TARGETS[@]}"; do IDLE[$t]=$(rss "$(pid_of "$t")" | cut -d' ' -f1); done
 
 # --- load ----------------------------------------------------------------------
-printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\n" >"$OUT/runs.tsv"
+printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\n" >"$OUT/runs.tsv"
 for round in $(seq 1 "$ROUNDS"); do
   for c in $CONC; do
     for t in "${TARGETS[@]}"; do
@@ -161,9 +180,9 @@ for round in $(seq 1 "$ROUNDS"); do
         'BEGIN{printf "%.0f", (t1-t0)/hz*1e6/(tp*s)}')
       hwm=$(rss "$pid" | cut -d' ' -f2)
       load=$(cut -d' ' -f1 /proc/loadavg)
-      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
+      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
         "$(json p50_ms "$res")" "$(json p90_ms "$res")" "$(json p99_ms "$res")" "$(json max_ms "$res")" \
-        "$(json errors "$res")" "$cpu_us" "${IDLE[$t]}" "$peak" "$hwm" "$load" | tee -a "$OUT/runs.tsv"
+        "$(json errors "$res")" "$cpu_us" "$(json generator_cpu_us_per_check "$res")" "${IDLE[$t]}" "$peak" "$hwm" "$load" | tee -a "$OUT/runs.tsv"
     done
   done
 done
@@ -171,18 +190,20 @@ done
 # --- table ---------------------------------------------------------------------
 echo
 echo "Ranges over $ROUNDS rounds (min-max); $(nproc) CPUs shared by the servers and the load generator."
+echo "CPU: microseconds of CPU time per check, of the server and of the load generator."
 awk -F'\t' 'NR>1 {
   k=$2" "$3
-  if (!(k in n)) { order[++m]=k; tmin[k]=tmax[k]=$4; p50min[k]=p50max[k]=$5; p99min[k]=p99max[k]=$7; cmin[k]=cmax[k]=$10; idle[k]=$11; rmax[k]=$12 }
+  if (!(k in n)) { order[++m]=k; tmin[k]=tmax[k]=$4; p50min[k]=p50max[k]=$5; p99min[k]=p99max[k]=$7; cmin[k]=cmax[k]=$10; gmin[k]=gmax[k]=$11; idle[k]=$12; rmax[k]=$13 }
   n[k]++
   if ($4<tmin[k]) tmin[k]=$4; if ($4>tmax[k]) tmax[k]=$4
   if ($5<p50min[k]) p50min[k]=$5; if ($5>p50max[k]) p50max[k]=$5
   if ($7<p99min[k]) p99min[k]=$7; if ($7>p99max[k]) p99max[k]=$7
   if ($10<cmin[k]) cmin[k]=$10; if ($10>cmax[k]) cmax[k]=$10
-  if ($12>rmax[k]) rmax[k]=$12
+  if ($11<gmin[k]) gmin[k]=$11; if ($11>gmax[k]) gmax[k]=$11
+  if ($13>rmax[k]) rmax[k]=$13
 }
 END {
-  printf "| %-14s | %4s | %-17s | %-13s | %-13s | %-14s | %9s | %13s |\n", "server", "conc", "checks/s", "p50 ms", "p99 ms", "CPU us/check", "idle RSS", "RSS under load"
+  printf "| %-14s | %4s | %-17s | %-13s | %-13s | %-13s | %-13s | %9s | %13s |\n", "server", "conc", "checks/s", "p50 ms", "p99 ms", "server CPU us", "bench CPU us", "idle RSS", "RSS under load"
   for (i=1;i<=m;i++) { k=order[i]; split(k, a, " ")
-    printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], idle[k], rmax[k] }
+    printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], gmin[k], gmax[k], idle[k], rmax[k] }
 }' "$OUT/runs.tsv"

@@ -198,6 +198,9 @@ func printBench(e *env, r *bench.Result, shares map[string]int) {
 			100*float64(r.Decisions[d])/float64(max(r.Checks, 1))))
 	}
 	fmt.Fprintf(e.stdout, "  decisions   %s\n", strings.Join(parts, "  "))
+	if r.GeneratorCPU > 0 {
+		fmt.Fprintf(e.stdout, "  generator   %.0f µs of CPU per check (this load generator's own)\n", r.GeneratorCPU)
+	}
 	if len(r.Unexpected) > 0 {
 		fmt.Fprintln(e.stdout, "  unexpected decisions (the server does not decide like bench/policy.yaml; see rein bench --verify):")
 		for _, k := range sortedKeys(r.Unexpected) {
