@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -35,9 +36,18 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	listen := fs.String("listen", "", "serve MCP clients over streamable HTTP on this address (default: stdio)")
 	upstreamURL := fs.String("upstream-url", "", "the upstream MCP server's streamable HTTP endpoint (instead of a command after --)")
 	wait := fs.Duration("wait", 2*time.Minute, "how long an asked call waits for its approval before the client gets an error naming it")
-	command, code, ok := parse(fs, args)
+	// Everything after "--" is the upstream's command line, flags included.
+	var command []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, command = args[:i], args[i+1:]
+	}
+	rest, code, ok := parse(fs, args)
 	if !ok {
 		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(e.stderr, "rein mcp: unexpected %q; put the upstream's command after --\n", rest[0])
+		return exitUsage
 	}
 	switch {
 	case *name == "":
