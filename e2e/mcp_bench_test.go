@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	reinapi "github.com/reinhq/rein"
+	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -51,7 +53,28 @@ func BenchmarkMCPGatewayLatency(b *testing.B) {
 		b.ReportMetric(ms(g99), "gateway-p99-ms")
 		b.ReportMetric(ms(g50-d50), "added-p50-ms")
 		b.ReportMetric(ms(g99-d99), "added-p99-ms")
+		// The part of the added time that is rein's check over HTTP.
+		checks := measureChecks(b, url, agentKey, root, calls)
+		b.ReportMetric(ms(percentile(checks, 50)), "check-p50-ms")
+		b.ReportMetric(ms(percentile(checks, 99)), "check-p99-ms")
 	}
+}
+
+// measureChecks times the check the gateway makes for each call, alone.
+func measureChecks(b *testing.B, url, key, root string, n int) []time.Duration {
+	b.Helper()
+	c := client.New(url, key)
+	req := reinapi.CheckRequest{Tool: "fs.read_text_file", Args: json.RawMessage(fmt.Sprintf(`{"path":%q}`, filepath.Join(root, "README.md"))), Session: "bench"}
+	out := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		res, err := c.Check(context.Background(), req)
+		if err != nil || res.Decision != reinapi.Allow {
+			b.Fatalf("check: %v %+v", err, res)
+		}
+		out = append(out, time.Since(start))
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
