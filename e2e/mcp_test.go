@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,6 +307,28 @@ func TestMCPGatewayHTTP(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(m.root, "elicited")); res[5].IsError || err != nil || !fi.IsDir() {
 		t.Errorf("elicitation over HTTP: %+v %v", res[5], err)
+	}
+
+	// A browser page cannot reach the loopback gateway: DNS rebinding (a
+	// foreign Host) and cross-origin requests are refused before any session.
+	for _, h := range []struct{ host, origin string }{{"evil.example:80", ""}, {"", "https://evil.example"}} {
+		req, _ := http.NewRequest("POST", gw, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		if h.host != "" {
+			req.Host = h.host
+		}
+		if h.origin != "" {
+			req.Header.Set("Origin", h.origin)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 403 {
+			t.Errorf("Host %q Origin %q: %d, want 403", h.host, h.origin, resp.StatusCode)
+		}
 	}
 
 	// Upstream over streamable HTTP: a TypeScript SDK server.

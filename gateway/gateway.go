@@ -345,9 +345,10 @@ func (s *relay) askClient(ctx context.Context, m *jsonrpc.Request, tool string, 
 }
 
 // request sends rein's own request to the client and waits for its answer.
-// Its ids ("rein-N") cannot collide with the server's, which it relays.
+// Its ids ("rein-<session>-N") do not collide with the server's, which it
+// relays with theirs.
 func (s *relay) request(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
-	id, _ := jsonrpc.MakeID(fmt.Sprintf("rein-%d", s.next.Add(1)))
+	id, _ := jsonrpc.MakeID(fmt.Sprintf("rein-%s-%d", s.session, s.next.Add(1)))
 	ch := make(chan *jsonrpc.Response, 1)
 	s.mu.Lock()
 	s.asked[id.Raw()] = ch

@@ -3,7 +3,10 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +26,10 @@ type Handler struct {
 	Upstream func(ctx context.Context) (mcp.Connection, error)
 	// Ctx bounds every session; cancel it to end them all.
 	Ctx context.Context
+	// LoopbackOnly refuses requests whose Host or Origin is not a loopback
+	// name: a web page the user visits cannot reach a gateway on
+	// 127.0.0.1 by DNS rebinding, nor from a browser's cross-origin fetch.
+	LoopbackOnly bool
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -36,6 +43,10 @@ type httpSession struct {
 const sessionHeader = "Mcp-Session-Id"
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.LoopbackOnly && (!loopbackHost(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
+		http.Error(w, "Forbidden: this gateway listens on a loopback address and serves only requests addressed to it (Host and Origin must be localhost, 127.0.0.1 or [::1])", http.StatusForbidden)
+		return
+	}
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
 		if r.Method != http.MethodPost {
@@ -123,3 +134,29 @@ func (h *Handler) CloseAll() {
 		h.close(id)
 	}
 }
+
+// loopbackHost reports whether a Host header names the loopback interface.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackOrigin accepts no Origin (not a browser) or a loopback one.
+func loopbackOrigin(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && loopbackHost(u.Host)
+}
+
+// IsLoopback reports whether a listen address is on the loopback interface.
+func IsLoopback(addr string) bool { return loopbackHost(addr) }

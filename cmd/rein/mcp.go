@@ -98,7 +98,12 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "rein mcp: %v\n", err)
 		return exitUsage
 	}
-	h := &gateway.Handler{Gateway: g, Upstream: upstream, Ctx: ctx}
+	// MCP clients are not authenticated by the gateway: whoever reaches the
+	// address uses its agent key. On loopback, browsers are kept out too.
+	h := &gateway.Handler{Gateway: g, Upstream: upstream, Ctx: ctx, LoopbackOnly: gateway.IsLoopback(l.Addr().String())}
+	if !h.LoopbackOnly {
+		fmt.Fprintln(e.stderr, "rein mcp: warning: listening beyond loopback; every client that reaches this address acts with the gateway's key")
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
