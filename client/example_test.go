@@ -46,6 +46,12 @@ rules:
   - id: posts
     when: 'tool == "http.post"'
     decision: allow
+  - id: mail
+    when: 'tool == "email.send"'
+    decision: allow
+  - id: mail-rate
+    when: 'tool == "email.send"'
+    limit: {rate: 1, per: 1h, by: [agent]}
 `
 
 func TestMain(m *testing.M) {

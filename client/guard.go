@@ -134,11 +134,20 @@ func (c *Client) WaitDecision(ctx context.Context, id string) (*WaitResult, erro
 	if last == nil {
 		a, err := c.Approval(context.WithoutCancel(ctx), id)
 		if err != nil {
-			return nil, errors.Join(ctx.Err(), err)
+			return nil, errors.Join(ended(ctx), err)
 		}
 		last = &WaitResult{Approval: *a, Decision: rein.Ask, Reason: "still pending: " + a.Reason}
 	}
-	return last, ctx.Err()
+	return last, ended(ctx)
+}
+
+// ended is the error of a context whose deadline has passed or that was
+// cancelled; a deadline can pass a moment before ctx.Err() reports it.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
 }
 
 // Result is what an agent reports after running an allowed action.

@@ -107,12 +107,12 @@ func (c *Client) WaitAnswer(ctx context.Context, id string) (*rein.Question, err
 		if slice <= 0 || ctx.Err() != nil {
 			q, err := c.Question(context.WithoutCancel(ctx), id)
 			if err != nil {
-				return nil, errors.Join(ctx.Err(), err)
+				return nil, errors.Join(ended(ctx), err)
 			}
 			if q.Status == rein.StatusAnswered {
 				return q, nil
 			}
-			return nil, &UnansweredError{Question: q, err: ctx.Err()}
+			return nil, &UnansweredError{Question: q, err: ended(ctx)}
 		}
 		q, err := c.WaitQuestion(ctx, id, slice.Milliseconds())
 		if err != nil {
