@@ -48,7 +48,7 @@ func auditServer(t *testing.T, data string, env []string) (*server, string, stri
 
 // sealedCheckpoint waits until the latest checkpoint covers at least n
 // entries and returns its size.
-func sealedCheckpoint(t *testing.T, s *server, key string, n int64) int64 {
+func sealedCheckpoint(t testing.TB, s *server, key string, n int64) int64 {
 	t.Helper()
 	var size int64
 	eventually(t, 10*time.Second, "a checkpoint covers the entries", func() string {
@@ -89,7 +89,7 @@ func auditSize(t *testing.T, s *server, key string) int64 {
 }
 
 // allEntries reads the whole log, one line per entry.
-func allEntries(t *testing.T, s *server, key string) [][]byte {
+func allEntries(t testing.TB, s *server, key string) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for {

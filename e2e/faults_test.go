@@ -338,22 +338,25 @@ func TestFaultPostgresRestart(t *testing.T) {
 		wg      sync.WaitGroup
 		seq     atomic.Int64
 	)
+	send := func() {
+		n := seq.Add(1)
+		start := time.Now()
+		code, b := try(f.pick(), "POST", "/v1/check", builder, fmt.Sprintf(`{"tool":"fs.read","args":{"path":"f%d"},"request_id":"r%d"}`, n, n))
+		a := &ackd{}
+		json.Unmarshal(b, a)
+		mu.Lock()
+		answers = append(answers, answerAt{start, time.Now(), code, a.Decision})
+		if code == 200 {
+			acks = append(acks, a)
+		}
+		mu.Unlock()
+	}
 	for range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				n := seq.Add(1)
-				start := time.Now()
-				code, b := try(f.pick(), "POST", "/v1/check", builder, fmt.Sprintf(`{"tool":"fs.read","args":{"path":"f%d"},"request_id":"r%d"}`, n, n))
-				a := &ackd{}
-				json.Unmarshal(b, a)
-				mu.Lock()
-				answers = append(answers, answerAt{start, time.Now(), code, a.Decision})
-				if code == 200 {
-					acks = append(acks, a)
-				}
-				mu.Unlock()
+				send()
 				time.Sleep(10 * time.Millisecond)
 			}
 		}()
@@ -361,7 +364,23 @@ func TestFaultPostgresRestart(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	pgctl(t, "stop")
 	stopped := time.Now()
+	// Probes: fresh checks while it is down (the load's own requests may
+	// be waiting on writes made just before the stop).
+	var probes sync.WaitGroup
+	var probing atomic.Bool
+	probing.Store(true)
+	for range 2 {
+		probes.Add(1)
+		go func() {
+			defer probes.Done()
+			for probing.Load() {
+				send()
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
 	time.Sleep(3 * time.Second)
+	probing.Store(false)
 	restarting := time.Now()
 	pgctl(t, "start")
 	started := time.Now()
@@ -380,6 +399,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	time.Sleep(time.Second)
 	stop.Store(true)
 	wg.Wait()
+	probes.Wait()
 
 	down := 0
 	for _, a := range answers {

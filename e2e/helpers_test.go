@@ -99,7 +99,7 @@ func (b *syncBuffer) String() string {
 
 // server is a running `rein serve`.
 type server struct {
-	t      *testing.T
+	t      testing.TB
 	URL    string // http://ADDR as printed by rein
 	Data   string
 	cmd    *exec.Cmd
@@ -112,7 +112,7 @@ type server struct {
 // startServer runs `rein serve --data DATA --listen 127.0.0.1:0 ARGS...`,
 // reads the address it prints, and waits until /readyz answers 200.
 // env entries (KEY=VALUE) are added to a clean environment.
-func startServer(t *testing.T, data string, env []string, args ...string) *server {
+func startServer(t testing.TB, data string, env []string, args ...string) *server {
 	t.Helper()
 	s := &server{t: t, Data: data, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(reinBin, append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0"}, args...)...)
@@ -228,7 +228,7 @@ func (r result) String() string {
 }
 
 // rein runs the CLI in the module root with a clean environment plus env.
-func rein(t *testing.T, env []string, args ...string) result {
+func rein(t testing.TB, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
@@ -259,7 +259,7 @@ func (s *server) clientEnv(key string) []string {
 var httpClient = &http.Client{Timeout: 15 * time.Second}
 
 // httpDo sends one request; key may be empty (no Authorization header).
-func httpDo(t *testing.T, method, url, key string, body []byte, contentType string) (int, []byte) {
+func httpDo(t testing.TB, method, url, key string, body []byte, contentType string) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -285,7 +285,7 @@ func httpDo(t *testing.T, method, url, key string, body []byte, contentType stri
 }
 
 // getJSON fetches url and decodes a 200 answer into v.
-func getJSON(t *testing.T, url, key string, v any) {
+func getJSON(t testing.TB, url, key string, v any) {
 	t.Helper()
 	code, body := httpDo(t, "GET", url, key, nil, "")
 	if code != http.StatusOK {
@@ -345,7 +345,7 @@ func createAgentKey(t *testing.T, s *server, admin, name, tenant string) string 
 }
 
 // writeFile writes data to path atomically (a rename), as editors do.
-func writeFile(t *testing.T, path, data string) {
+func writeFile(t testing.TB, path, data string) {
 	t.Helper()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
@@ -358,7 +358,7 @@ func writeFile(t *testing.T, path, data string) {
 
 // eventually polls cond until it returns "" or the timeout passes, then
 // fails with the last reason cond gave.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() string) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var why string

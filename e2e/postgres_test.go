@@ -13,7 +13,7 @@ import (
 // pgCluster is a set of `rein serve` replicas sharing one PostgreSQL
 // schema, one audit signing key and one admin key.
 type pgCluster struct {
-	t        *testing.T
+	t        testing.TB
 	db       string // the --db URL
 	policy   string
 	env      []string // REIN_AUDIT_KEY and REIN_ADMIN_KEY
@@ -21,12 +21,12 @@ type pgCluster struct {
 	verifier string
 }
 
-func newPGCluster(t *testing.T, policy string) *pgCluster {
+func newPGCluster(t testing.TB, policy string) *pgCluster {
 	t.Helper()
 	return newPGClusterAt(t, testenv.Postgres(t), policy)
 }
 
-func newPGClusterAt(t *testing.T, db, policy string) *pgCluster {
+func newPGClusterAt(t testing.TB, db, policy string) *pgCluster {
 	t.Helper()
 	c := &pgCluster{t: t, db: db, policy: filepath.Join(t.TempDir(), "policy.yaml"), admin: "admin-" + strings.Repeat("k", 24)}
 	writeFile(t, c.policy, policy)
@@ -73,7 +73,7 @@ func (c *pgCluster) verify(s *server) string {
 	return r.stdout
 }
 
-func postJSON(t *testing.T, url, key, body string, v any) int {
+func postJSON(t testing.TB, url, key, body string, v any) int {
 	t.Helper()
 	code, b := httpDo(t, "POST", url, key, []byte(body), "application/json")
 	if v != nil {

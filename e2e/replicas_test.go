@@ -177,3 +177,49 @@ rules:
 		t.Fatalf("decisions %v; want 5 allow and 11 throttle across both replicas", count)
 	}
 }
+
+// BenchmarkApprovalAcrossReplicas: an agent waits on replica B for an
+// approval that a person gives on replica A. Each round asks on A, starts
+// the waiter on B, approves on A, and measures from the vote's answer to
+// the waiter's allow; p50 and p99 are reported. Run:
+//
+//	go test ./e2e -run '^$' -bench ApprovalAcrossReplicas -benchtime 200x
+func BenchmarkApprovalAcrossReplicas(b *testing.B) {
+	c := newPGCluster(b, approvalsPolicy)
+	ra, rb := c.start(), c.start()
+	builder := c.key(ra, "builder", "acme", `"agent"`, ``)
+	alice := c.key(ra, "alice", "acme", `"approver"`, `"oncall"`)
+	var took []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		var ask answer
+		if code := postJSON(b, ra.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"deploy","session":"bench","args":{"n":%d}}`, i), &ask); code != 200 || ask.Approval == nil {
+			b.Fatalf("ask: %d %+v", code, ask)
+		}
+		done := make(chan time.Time, 1)
+		go func() {
+			code, body := try(rb, "GET", "/v1/approvals/"+ask.Approval.ID+"/wait?timeout_ms=10000", builder, "")
+			if code != 200 || !strings.Contains(string(body), `"decision":"allow"`) {
+				done <- time.Time{}
+				return
+			}
+			done <- time.Now()
+		}()
+		time.Sleep(10 * time.Millisecond) // the waiter is waiting on B
+		if code, _ := try(ra, "POST", "/v1/approvals/"+ask.Approval.ID+"/votes", alice, `{"vote":"approve"}`); code != 200 {
+			b.Fatalf("approve: %d", code)
+		}
+		voted := time.Now()
+		at := <-done
+		if at.IsZero() {
+			b.Fatal("the waiter on B did not get allow")
+		}
+		took = append(took, at.Sub(voted))
+	}
+	b.StopTimer()
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	pct := func(p float64) float64 { return float64(took[int(p*float64(len(took)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.5), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
+}
