@@ -134,6 +134,17 @@ class GuardTest(unittest.TestCase):
         self.assertEqual(self.tools.ran, [])
         self.assertEqual(agent.cancel(cm.exception.approval_id)["status"], "cancelled")
 
+    def test_throttle_raises_with_the_retry_time(self):
+        @rein.guard(tool="send_email", client=agent, session=self.session)
+        def send_email(to):
+            self.tools.ran.append(to)
+        send_email("a@example.com")
+        with self.assertRaises(rein.Denied) as cm:
+            send_email("b@example.com")
+        self.assertEqual(cm.exception.decision, "throttle")
+        self.assertGreater(cm.exception.retry_after_ms, 0)
+        self.assertEqual(self.tools.ran, ["a@example.com"])
+
     def test_async_functions_are_guarded(self):
         self.assertEqual(asyncio.run(self.tools.get_weather_async("Oslo")), "sunny in Oslo")
         self.assertEqual(self.tools.ran, [("get_weather", {"city": "Oslo"})])

@@ -144,3 +144,18 @@ test("approving in the conversation while rein has not approved does not run the
   assert.deepEqual(s.ran.send_payment, []);
   assert.match(done.text, /^model saw: rein has not approved send_payment yet: still pending/);
 });
+
+test("a throttled call never runs and the model reads when to retry", async () => {
+  const s = setup("get_weather", { city: "x" });
+  const ran = [];
+  const tools = reinTools(rein, {
+    send_email: tool({ description: "Send mail", inputSchema: z.object({ to: z.string() }),
+      execute: async (a) => (ran.push(a), `sent to ${a.to}`) }),
+  }, { session: s.session });
+  const run = (to, id) => generateText({ model: scriptedModel("send_email", { to }, id), tools,
+    messages: [{ role: "user", content: "mail" }], stopWhen: stepCountIs(5) });
+  assert.equal((await run("a@example.com", `m1-${s.session}`)).text, "model saw: sent to a@example.com");
+  const second = await run("b@example.com", `m2-${s.session}`);
+  assert.deepEqual(ran, [{ to: "a@example.com" }]);
+  assert.match(second.text, /^model saw: rein throttled send_email: .* \(retry in \d+ s\)$/);
+});

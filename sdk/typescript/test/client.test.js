@@ -106,3 +106,12 @@ test("questions: ask and wait for the answer; a cancelled question is unanswered
   await assert.rejects(rein.waitAnswer(q.id, { timeoutMs: 5000 }),
     (err) => err instanceof UnansweredError && err.question.status === "cancelled");
 });
+
+test("a throttle is a DeniedError with the retry time", async () => {
+  const session = newSession("ts");
+  let sent = 0;
+  await rein.guard("send_email", { to: "a@example.com" }, async () => sent++, { session });
+  await assert.rejects(rein.guard("send_email", { to: "b@example.com" }, async () => sent++, { session }),
+    (err) => err instanceof DeniedError && err.decision === "throttle" && err.retryAfterMs > 0);
+  assert.equal(sent, 1);
+});

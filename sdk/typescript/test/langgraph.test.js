@@ -156,3 +156,28 @@ test("rejecting in the app cancels the pending approval in rein", async () => {
   assert.equal(lastText(done), "model saw: not today");
   assert.equal((await approver.approval(id)).status, "cancelled");
 });
+
+test("parallel calls: each ask pauses on its own interrupt and resumes with its own outcome", async () => {
+  const { ran, tools } = world();
+  const session = newSession("lg");
+  const model = fakeModel()
+    .respondWithTools([
+      { name: "send_payment", args: { to: "acct-1", amount: 1 }, id: `a-${session}` },
+      { name: "send_payment", args: { to: "acct-2", amount: 2 }, id: `b-${session}` },
+      { name: "get_weather", args: { city: "Oslo" }, id: `c-${session}` },
+    ])
+    .respond((messages) => new AIMessage(messages.filter(ToolMessage.isInstance).map((m) => m.content).join(" | ")));
+  const graph = createAgent({ model, tools: reinTools(rein, tools), checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: session } };
+  const paused = await graph.invoke({ messages: [{ role: "user", content: "go" }] }, config);
+  assert.equal(paused.__interrupt__?.length, 2);
+  assert.deepEqual(ran.get_weather, [{ city: "Oslo" }], "the allowed call ran meanwhile");
+  for (const a of await approver.approvals({ status: "pending", session })) {
+    await approver.vote(a.id, a.args.to === "acct-1" ? { vote: "approve" } : { vote: "reject", message: "no" });
+  }
+  const resume = await reinResume(rein, paused.__interrupt__, { timeoutMs: 10000 });
+  const done = await graph.invoke(new Command({ resume }), config);
+  assert.deepEqual(ran.send_payment, [{ to: "acct-1", amount: 1 }]);
+  assert.deepEqual(ran.get_weather, [{ city: "Oslo" }], "nothing runs twice on resume");
+  assert.equal(lastText(done), "paid 1 to acct-1 | rejected by alice: no | sunny in Oslo");
+});
