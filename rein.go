@@ -123,7 +123,9 @@ type CheckRecord struct {
 	Check     CheckInput     `json:"check"`
 	Facts     map[string]any `json:"facts"`
 	Shadow    []ShadowMatch  `json:"shadow"`
-	KeyID     string         `json:"-"`
+	// Result is what the agent reported after running the action, if it did.
+	Result *CheckResult `json:"result"`
+	KeyID  string       `json:"-"`
 	// Taints is true when the check, if allowed, taints its session.
 	Taints bool `json:"-"`
 }
@@ -229,6 +231,20 @@ type ListFilter struct {
 	Agent   string
 	Limit   int
 	Before  string // cursor: the id of the last item of the previous page
+}
+
+// CheckFilter selects checks for a list (GET /v1/checks); zero fields do
+// not filter. Agent matches the agent and its sub-agents (agent/...).
+// Since is inclusive, Until exclusive.
+type CheckFilter struct {
+	Decision Decision
+	Agent    string
+	Tool     string
+	Session  string
+	Since    time.Time
+	Until    time.Time
+	Limit    int
+	Before   string // cursor: the id of the last item of the previous page
 }
 
 // ApprovalFilter selects approvals for a list.
@@ -337,6 +353,9 @@ type Store interface {
 	SessionState(ctx context.Context, tenant, id, actionHash string) (*Session, int64, error)
 	// SessionChecks lists a session's checks, newest first.
 	SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*CheckRecord, error)
+	// Checks lists a tenant's checks ("*": every tenant) that pass the
+	// filter, newest first.
+	Checks(ctx context.Context, tenant string, f CheckFilter) ([]*CheckRecord, error)
 	// RecordResult stores a check's result with its audit entry and, when
 	// the result reports a cost, corrects the session's cost. A second
 	// result for one check is a conflict.

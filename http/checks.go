@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/pipeline"
@@ -119,4 +120,50 @@ func (s *Server) tenantParam(key *rein.Key, asked string) (string, error) {
 		return "", rein.Errorf(rein.ECodeBadRequest, "tenant %q: use 1-64 lower-case letters, digits, '.', '_' or '-'", asked)
 	}
 	return asked, nil
+}
+
+// listChecks: GET /v1/checks?decision=&agent=&tool=&session=&since=&until=&limit=&cursor=,
+// the tenant's recent checks, newest first. since and until are RFC 3339
+// times (since inclusive, until exclusive); agent also matches sub-agents.
+func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	q := r.URL.Query()
+	f := rein.CheckFilter{Decision: rein.Decision(q.Get("decision")), Agent: q.Get("agent"), Tool: q.Get("tool"),
+		Session: q.Get("session"), Before: q.Get("cursor")}
+	switch f.Decision {
+	case "", rein.Allow, rein.Deny, rein.Ask, rein.Throttle, rein.Modify:
+	default:
+		return rein.Errorf(rein.ECodeBadRequest, "decision %q is not one of allow, deny, ask, throttle, modify", f.Decision)
+	}
+	for _, p := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return rein.Errorf(rein.ECodeBadRequest, "%s %q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", p.name, v)
+			}
+			*p.to = t
+		}
+	}
+	var err error
+	if f.Limit, err = listLimit(q.Get("limit")); err != nil {
+		return err
+	}
+	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	if err != nil {
+		return err
+	}
+	list, err := s.Store.Checks(r.Context(), tenant, f)
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot list checks: %v", err)
+	}
+	if list == nil {
+		list = []*rein.CheckRecord{}
+	}
+	if len(list) == f.Limit {
+		nextPage(w, r, list[len(list)-1].ID)
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
 }

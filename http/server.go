@@ -53,6 +53,12 @@ type Server struct {
 	Events *events.Bus
 	// RotateKey replaces the checkpoint signing key (nil: not offered).
 	RotateKey func(ctx context.Context, by string) (*rein.AuditKey, error)
+	// Console serves every path outside /v1/ and the operations endpoints
+	// (nil: those paths are 404).
+	Console http.Handler
+	// Sessions authenticates API requests that carry the console's session
+	// cookie instead of an Authorization header (nil: only bearer keys).
+	Sessions Sessions
 
 	mux      *http.ServeMux
 	acsSeen  replaySet // ACS request ids seen by this process
@@ -93,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
 	m.HandleFunc("POST /v1/hooks/claude-code", s.claudeCodeHook) // answers 200 with a decision, even to errors
 	m.HandleFunc("POST /acs", s.postACS)                         // OWASP ACS Guardian: JSON-RPC errors, not API errors
+	s.route("GET /v1/checks", s.listChecks, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
 	s.route("POST /v1/checks/{id}/result", s.postResult, rein.RoleAgent, rein.RoleAdmin)
 	s.route("GET /v1/sessions/{id}", s.getSession, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
@@ -142,7 +149,10 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rw := &statusWriter{ResponseWriter: w, code: 200}
 	_, pattern := s.mux.Handler(r)
-	if pattern == "" {
+	if pattern == "" && s.Console != nil && !strings.HasPrefix(r.URL.Path, "/v1/") && r.URL.Path != "/v1" {
+		pattern = "console"
+		s.Console.ServeHTTP(rw, r)
+	} else if pattern == "" {
 		pattern = "unmatched"
 		if allow := s.allowed(r); len(allow) > 0 {
 			rw.Header().Set("Allow", strings.Join(allow, ", "))
@@ -171,13 +181,21 @@ func (s *Server) allowed(r *http.Request) []string {
 	return out
 }
 
+// Sessions authenticates API requests made by the web console. ok is false
+// when the request carries no session cookie; err is set when it carries
+// one that is not valid, or lacks the CSRF token a state-changing request
+// needs.
+type Sessions interface {
+	Authenticate(w http.ResponseWriter, r *http.Request) (key *rein.Key, ok bool, err error)
+}
+
 type handler func(w http.ResponseWriter, r *http.Request, key *rein.Key) error
 
 // route registers an authenticated endpoint open to the given roles.
 func (s *Server) route(pattern string, h handler, roles ...rein.Role) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		key, err := s.authenticate(r)
+		key, err := s.identify(w, r)
 		if err == nil && !key.Has(roles...) {
 			err = rein.Errorf(rein.ECodeForbidden, "key %q (roles %s) may not call %s; it needs one of: %s",
 				key.Name, joinRoles(key.Roles), pattern, joinRoles(roles))
@@ -194,6 +212,19 @@ func (s *Server) route(pattern string, h handler, roles ...rein.Role) {
 	})
 }
 
+// identify finds the key of an API request: a bearer key in the
+// Authorization header or, without one, the console's session cookie.
+func (s *Server) identify(w http.ResponseWriter, r *http.Request) (*rein.Key, error) {
+	if r.Header.Get("Authorization") == "" && s.Sessions != nil {
+		if key, ok, err := s.Sessions.Authenticate(w, r); ok {
+			return key, err
+		}
+	}
+	return s.authenticate(r)
+}
+
+// authenticate finds the bearer key of a request. The agent entry points
+// (hooks, ACS) take only bearer keys.
 func (s *Server) authenticate(r *http.Request) (*rein.Key, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {

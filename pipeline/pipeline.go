@@ -343,7 +343,9 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 		c.approval = prev
 		return
 	case prev.Status == rein.StatusRejected:
-		c.decision, c.reason, c.approval = rein.Deny, "this action was rejected by an approver", prev
+		// The rejecting approver's message reaches the agent, as it does
+		// through the approval's wait endpoint.
+		c.decision, c.reason, c.approval = rein.Deny, "rejected"+lastMessage(prev, approval.Reject), prev
 		return
 	case prev.Status == rein.StatusApproved && prev.GrantExpiresAt != nil && c.at.Before(*prev.GrantExpiresAt):
 		c.decision, c.reason, c.approval = rein.Allow, "approved: "+prev.ID, prev

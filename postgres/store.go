@@ -247,7 +247,7 @@ type approvalRow struct {
 
 // checkSelect reads a check with its audit index: the index of the entry
 // in the outbox row it was recorded with.
-const checkSelect = `SELECT c.record, c.key_id, e.idx, c.outbox_seq FROM checks c LEFT JOIN audit_entries e ON e.outbox_seq = c.outbox_seq WHERE `
+const checkSelect = `SELECT c.record, c.key_id, e.idx, c.outbox_seq, c.result FROM checks c LEFT JOIN audit_entries e ON e.outbox_seq = c.outbox_seq WHERE `
 
 func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
 	rec, seq, err := scanCheck(db.pool.QueryRow(ctx, checkSelect+where, args...))
@@ -276,7 +276,8 @@ func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.
 func scanCheck(r pgx.Row) (*rein.CheckRecord, *int64, error) {
 	var body, keyID string
 	var idx, seq *int64
-	if err := r.Scan(&body, &keyID, &idx, &seq); err != nil {
+	var result *string
+	if err := r.Scan(&body, &keyID, &idx, &seq, &result); err != nil {
 		return nil, nil, notFound(err)
 	}
 	rec := &rein.CheckRecord{}
@@ -284,6 +285,13 @@ func scanCheck(r pgx.Row) (*rein.CheckRecord, *int64, error) {
 		return nil, nil, fmt.Errorf("decode check: %w", err)
 	}
 	rec.KeyID = keyID
+	rec.Result = nil
+	if result != nil {
+		rec.Result = &rein.CheckResult{}
+		if err := json.Unmarshal([]byte(*result), rec.Result); err != nil {
+			return nil, nil, fmt.Errorf("decode check result: %w", err)
+		}
+	}
 	if idx != nil {
 		rec.AuditIndex = *idx
 		return rec, nil, nil
@@ -648,6 +656,55 @@ func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, b
 	}
 	args = append(args, limit)
 	rows, err := db.pool.Query(ctx, q+fmt.Sprintf(" ORDER BY c.created_at DESC, c.id DESC LIMIT $%d", len(args)), args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.CheckRecord, error) {
+		rec, _, err := scanCheck(r)
+		return rec, err
+	})
+}
+
+// Checks lists a tenant's checks that pass the filter, newest first. Ids
+// sort by creation time, so the cursor is the last id seen.
+func (db *DB) Checks(ctx context.Context, tenant string, f rein.CheckFilter) ([]*rein.CheckRecord, error) {
+	q := checkSelect + "TRUE"
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		q += " AND " + strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args)))
+	}
+	if tenant != rein.AllTenants {
+		add("c.tenant = ?", tenant)
+	}
+	if f.Decision != "" {
+		add("c.decision = ?", string(f.Decision))
+	}
+	if f.Agent != "" {
+		args = append(args, f.Agent, f.Agent+"/")
+		q += fmt.Sprintf(" AND (c.agent = $%d OR left(c.agent, char_length($%d)) = $%d)", len(args)-1, len(args), len(args))
+	}
+	if f.Tool != "" {
+		add("c.tool = ?", f.Tool)
+	}
+	if f.Session != "" {
+		add("c.session = ?", f.Session)
+	}
+	if !f.Since.IsZero() {
+		add("c.created_at >= ?", ts(f.Since))
+	}
+	if !f.Until.IsZero() {
+		add("c.created_at < ?", ts(f.Until))
+	}
+	if f.Before != "" {
+		add("c.id < ?", f.Before)
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	args = append(args, limit)
+	rows, err := db.pool.Query(ctx, q+fmt.Sprintf(" ORDER BY c.id DESC LIMIT $%d", len(args)), args...)
 	if err != nil {
 		return nil, err
 	}

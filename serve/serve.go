@@ -24,6 +24,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/audit"
+	"github.com/reinhq/rein/console"
 	"github.com/reinhq/rein/events"
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/pipeline"
@@ -56,6 +57,14 @@ type Config struct {
 	AuditArgs []pipeline.ArgsRule `yaml:"audit_args"`
 	// Webhooks receive events (Standard Webhooks signatures, or Slack).
 	Webhooks []*webhook.Target `yaml:"webhooks"`
+	// ConsoleKeyFile holds the secret that signs console session cookies;
+	// default <data>/console.key, created on first start. REIN_CONSOLE_KEY wins.
+	ConsoleKeyFile string `yaml:"console_key_file"`
+	// ConsoleSession and ConsoleIdle bound console sessions: at most this
+	// long after sign-in (default 12h), and this long without a request
+	// (default 1h).
+	ConsoleSession time.Duration `yaml:"console_session"`
+	ConsoleIdle    time.Duration `yaml:"console_idle"`
 }
 
 // LoadConfig reads a YAML config file strictly (unknown fields are errors).
@@ -180,6 +189,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		base = "http://" + ln.Addr().String()
 	}
 
+	secret, err := consoleSecret(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	web := &console.Console{Keys: store, Log: log, Secure: strings.HasPrefix(base, "https://"),
+		Sealer: &console.Sealer{Secret: secret, MaxAge: cfg.ConsoleSession, Idle: cfg.ConsoleIdle}}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rein_checks_total", Help: "Checks decided, by decision."}, []string{"decision"})
@@ -216,6 +233,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		return nil, err
 	}
 	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
+		Console: web.Handler(), Sessions: web,
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %v", err)

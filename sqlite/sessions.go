@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein"
 )
@@ -77,7 +78,7 @@ func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
 
 // SessionChecks lists a session's checks, newest first.
 func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*rein.CheckRecord, error) {
-	q := "SELECT record, key_id FROM checks WHERE tenant = ? AND session = ?"
+	q := "SELECT record, key_id, result FROM checks WHERE tenant = ? AND session = ?"
 	args := []any{tenant, id}
 	if before != "" {
 		q += " AND id < ?"
@@ -89,7 +90,8 @@ func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, b
 
 func scanCheck(r scanner) (*rein.CheckRecord, error) {
 	var body, keyID string
-	if err := r.Scan(&body, &keyID); err != nil {
+	var result sql.NullString
+	if err := r.Scan(&body, &keyID, &result); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, rein.ErrNotFound
 		}
@@ -100,6 +102,13 @@ func scanCheck(r scanner) (*rein.CheckRecord, error) {
 		return nil, fmt.Errorf("decode check: %w", err)
 	}
 	rec.KeyID = keyID
+	rec.Result = nil
+	if result.Valid {
+		rec.Result = &rein.CheckResult{}
+		if err := json.Unmarshal([]byte(result.String), rec.Result); err != nil {
+			return nil, fmt.Errorf("decode check result: %w", err)
+		}
+	}
 	return rec, nil
 }
 
@@ -132,4 +141,45 @@ func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein
 		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
 		return err
 	})
+}
+
+// Checks lists a tenant's checks that pass the filter, newest first. Ids
+// sort by creation time, so the cursor is the last id seen.
+func (db *DB) Checks(ctx context.Context, tenant string, f rein.CheckFilter) ([]*rein.CheckRecord, error) {
+	q := "SELECT record, key_id, result FROM checks WHERE 1 = 1"
+	var args []any
+	add := func(cond string, v ...any) {
+		q += " AND " + cond
+		args = append(args, v...)
+	}
+	if tenant != rein.AllTenants {
+		add("tenant = ?", tenant)
+	}
+	if f.Decision != "" {
+		add("decision = ?", string(f.Decision))
+	}
+	if f.Agent != "" {
+		add("(agent = ? OR substr(agent, 1, ?) = ?)", f.Agent, utf8.RuneCountInString(f.Agent)+1, f.Agent+"/")
+	}
+	if f.Tool != "" {
+		add("tool = ?", f.Tool)
+	}
+	if f.Session != "" {
+		add("session = ?", f.Session)
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= ?", ts(f.Since))
+	}
+	if !f.Until.IsZero() {
+		add("created_at < ?", ts(f.Until))
+	}
+	if f.Before != "" {
+		add("id < ?", f.Before)
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	rows, err := db.read.QueryContext(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
+	return collect(rows, err, scanCheck)
 }

@@ -662,7 +662,7 @@ type approvalRow struct {
 }
 
 func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
-	return scanCheck(db.read.QueryRowContext(ctx, "SELECT record, key_id FROM checks WHERE "+where, args...))
+	return scanCheck(db.read.QueryRowContext(ctx, "SELECT record, key_id, result FROM checks WHERE "+where, args...))
 }
 
 // CheckByID returns a stored check.

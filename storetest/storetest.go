@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,6 +43,7 @@ func Run(t *testing.T, open Open) {
 		{"Questions", questions},
 		{"Locks", locks},
 		{"SessionsAndResults", sessionsAndResults},
+		{"ChecksList", checksList},
 		{"Deliveries", deliveries},
 		{"Policies", policies},
 		{"TreeAndCheckpoints", treeAndCheckpoints},
@@ -739,6 +741,66 @@ func sessionsAndResults(t *testing.T, s rein.Store) {
 	wg.Wait()
 	if sess, n, _ := s.SessionState(ctx, "acme", "run-2", "sha256:c"); sess == nil || sess.Checks != 10 || sess.Calls != 10 || n != 10 {
 		t.Errorf("10 concurrent checks: %+v %d", sess, n)
+	}
+}
+
+// checksList: Checks filters by tenant, decision, agent (with sub-agents),
+// tool, session and time, newest first, continues after a cursor, and
+// returns each check's reported result.
+func checksList(t *testing.T, s rein.Store) {
+	record := func(id, tenant, agent, tool, session string, d rein.Decision, at time.Time) *rein.CheckRecord {
+		rec := check(id, tenant, "key_1", "", session, "sha256:"+id, d)
+		rec.Check.Agent, rec.Check.Tool, rec.CreatedAt = agent, tool, at
+		if _, err := s.RecordCheck(ctx, rec, nil, nil, checkEntry(rec)); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	first := record("chk_1", "acme", "builder", "fs.read", "run-1", rein.Allow, t0)
+	record("chk_2", "acme", "builder/sub", "shell.exec", "run-1", rein.Deny, t0.Add(time.Minute))
+	record("chk_3", "acme", "builder_x", "fs.read", "run-2", rein.Allow, t0.Add(2*time.Minute))
+	record("chk_4", "globex", "builder", "fs.read", "run-1", rein.Allow, t0.Add(3*time.Minute))
+	if err := s.RecordResult(ctx, first, &rein.CheckResult{Status: "succeeded", Summary: "ok"}, entry(rein.KindCheckResult, first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(tenant string, f rein.CheckFilter) string {
+		t.Helper()
+		list, err := s.Checks(ctx, tenant, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range list {
+			out = append(out, c.ID)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		tenant string
+		f      rein.CheckFilter
+		want   string
+	}{
+		{"acme", rein.CheckFilter{}, "chk_3 chk_2 chk_1"},
+		{rein.AllTenants, rein.CheckFilter{}, "chk_4 chk_3 chk_2 chk_1"},
+		{"acme", rein.CheckFilter{Decision: rein.Deny}, "chk_2"},
+		{"acme", rein.CheckFilter{Agent: "builder"}, "chk_2 chk_1"},
+		{"acme", rein.CheckFilter{Agent: "builder/sub"}, "chk_2"},
+		{"acme", rein.CheckFilter{Tool: "fs.read", Session: "run-1"}, "chk_1"},
+		{"acme", rein.CheckFilter{Since: t0.Add(time.Minute)}, "chk_3 chk_2"},
+		{"acme", rein.CheckFilter{Until: t0.Add(time.Minute)}, "chk_1"},
+		{"acme", rein.CheckFilter{Limit: 1, Before: "chk_3"}, "chk_2"},
+		{"other", rein.CheckFilter{}, ""},
+	} {
+		if got := ids(c.tenant, c.f); got != c.want {
+			t.Errorf("Checks(%q, %+v) = %q, want %q", c.tenant, c.f, got, c.want)
+		}
+	}
+	list, _ := s.Checks(ctx, "acme", rein.CheckFilter{Session: "run-1", Tool: "fs.read"})
+	if len(list) != 1 || list[0].Result == nil || list[0].Result.Summary != "ok" {
+		t.Errorf("the reported result does not come with the check: %+v", list)
+	}
+	if got, err := s.CheckByID(ctx, "chk_2"); err != nil || got.Result != nil {
+		t.Errorf("a check without a result: %+v %v", got, err)
 	}
 }
 

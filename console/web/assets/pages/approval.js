@@ -1,0 +1,33 @@
+// One approval: its details, every vote, and (while pending) the controls.
+import { h, fill, api, tq, live, debounce, fmtTime } from '../lib.js';
+import { approvalCard } from '../cards.js';
+
+export async function render(main, { who, arg }) {
+  const box = h('div');
+  const facts = h('dl', { class: 'facts' });
+  fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Approval'), h('code', { class: 'muted' }, arg)), box, facts);
+  let card = null;
+  async function load() {
+    const a = await api('GET', tq(`/v1/approvals/${encodeURIComponent(arg)}`));
+    if (!card) {
+      card = approvalCard(a, { who, detail: true });
+      fill(box, card.el);
+    } else {
+      card.update(a);
+    }
+    fill(facts,
+      h('dt', {}, 'Status'), h('dd', {}, a.status),
+      h('dt', {}, 'Tenant'), h('dd', {}, a.tenant),
+      h('dt', {}, 'Check'), h('dd', {}, h('code', {}, a.check_id)),
+      h('dt', {}, 'Action hash'), h('dd', {}, h('code', {}, a.action_hash)),
+      h('dt', {}, 'Created'), h('dd', {}, fmtTime(a.created_at)),
+      h('dt', {}, 'Expires'), h('dd', {}, fmtTime(a.expires_at)),
+      a.resolved_at ? [h('dt', {}, 'Resolved'), h('dd', {}, fmtTime(a.resolved_at))] : null,
+      a.grant_expires_at ? [h('dt', {}, 'Grant until'), h('dd', {}, fmtTime(a.grant_expires_at))] : null,
+      a.consumed_at ? [h('dt', {}, 'Used'), h('dd', {}, fmtTime(a.consumed_at))] : null,
+      a.approved_args ? [h('dt', {}, 'Approved args'), h('dd', {}, h('pre', { class: 'json' }, JSON.stringify(a.approved_args, null, 2)))] : null);
+  }
+  await load();
+  const reload = debounce(() => load().catch(() => {}), 100);
+  live(['approval.updated'], (t, d) => { if (!d || d.id === arg || t === 'reconnected') reload(); });
+}

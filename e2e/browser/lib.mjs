@@ -1,0 +1,124 @@
+// Helpers for the console's browser tests. The Go test (e2e/console_test.go)
+// starts rein and this script; the script drives Debian's Chromium with
+// playwright-core. When it needs something done outside the browser (an
+// agent's check, a question), it prints "@step NAME ARG" and waits for the
+// Go test's one-line answer on stdin.
+import { chromium } from 'playwright-core';
+import { createInterface } from 'node:readline';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const env = process.env;
+export const base = env.REIN_URL;
+
+const lines = createInterface({ input: process.stdin });
+const waiting = [];
+const queued = [];
+lines.on('line', (l) => {
+  const w = waiting.shift();
+  if (w) w(l);
+  else queued.push(l);
+});
+
+/** step asks the Go test to do something and returns its answer. */
+export function step(name, arg = '') {
+  process.stdout.write(`@step ${name} ${arg}\n`);
+  return new Promise((resolve) => {
+    const l = queued.shift();
+    if (l !== undefined) resolve(l);
+    else waiting.push(resolve);
+  });
+}
+
+export function log(...args) {
+  console.log(...args);
+}
+
+export class Failure extends Error {}
+
+export function assert(cond, what) {
+  if (!cond) throw new Failure('assertion failed: ' + what);
+}
+
+export function eq(got, want, what) {
+  if (JSON.stringify(got) !== JSON.stringify(want)) {
+    throw new Failure(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  }
+}
+
+/**
+ * launch starts headless Chromium with a fresh profile and connects to it
+ * over the DevTools protocol (playwright-core drives it; Chromium is
+ * Debian's, started here with exactly these flags).
+ */
+export async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), 'rein-chromium-'));
+  const proc = spawn(env.CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+    `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const ws = await new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error('chromium printed no DevTools address within 20s:\n' + err)), 20000);
+    proc.stderr.on('data', (d) => {
+      err += d;
+      const m = err.match(/DevTools listening on (ws:\/\/\S+)/);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    proc.on('exit', (code) => { clearTimeout(timer); reject(new Error(`chromium exited (${code}):\n${err}`)); });
+  });
+  const browser = await chromium.connectOverCDP(ws);
+  const close = async () => {
+    await browser.close().catch(() => {});
+    proc.kill('SIGKILL');
+    await new Promise((r) => (proc.exitCode !== null ? r() : proc.on('exit', r)));
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { browser, close };
+}
+
+/** newPage opens a page in a fresh context (its own cookies), failing on page errors. */
+export async function newPage(browser, { mobile = false } = {}) {
+  const ctx = await browser.newContext(mobile
+    ? { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }
+    : { viewport: { width: 1280, height: 900 } });
+  ctx.setDefaultTimeout(10000);
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 40[139]/.test(m.text())) page.errors.push('console: ' + m.text());
+  });
+  return page;
+}
+
+/** signIn signs in with key from the sign-in page. */
+export async function signIn(page, key, next = '/inbox') {
+  await page.goto(base + '/sign-in?next=' + encodeURIComponent(next));
+  await page.fill('#key', key);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+}
+
+/** shot saves a screenshot into SCREENSHOT_DIR. */
+export async function shot(page, name, opts = {}) {
+  const path = join(env.SCREENSHOT_DIR, name + '.png');
+  await page.screenshot({ path, ...opts });
+  log('screenshot', path);
+}
+
+/** run runs the test body, closing the browser and exiting non-zero on failure. */
+export async function run(body) {
+  const { browser, close } = await launch();
+  let code = 0;
+  try {
+    await body(browser);
+  } catch (e) {
+    console.error(e instanceof Failure ? e.message : e.stack || String(e));
+    code = 1;
+  } finally {
+    await close();
+    lines.close();
+  }
+  process.exit(code);
+}

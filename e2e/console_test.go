@@ -1,0 +1,342 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/testenv"
+)
+
+// The console's browser tests: rein serve runs for real, Debian's Chromium
+// (headless, driven by playwright-core from the scripts in e2e/browser/)
+// plays the people, and the rein CLI plays the agents.
+//
+// Screenshots go to a temporary directory, or to docs/img/ when
+// REIN_UPDATE_SCREENSHOTS=1.
+
+const consolePolicy = `version: 1
+default: allow
+approval: {approvers: ["group:oncall"], quorum: 1, ttl: 15m, grant_ttl: 10m}
+rules:
+  - id: deploys-need-on-call
+    when: 'tool == "deploy"'
+    decision: ask
+    reason: "production deploys need an on-call approval"
+  - id: destructive-shell
+    when: 'tool == "shell.exec" && "shell.destructive" in risk'
+    decision: ask
+    reason: "destructive shell commands need an on-call approval"
+  - id: no-root-wipe
+    when: 'tool == "shell.exec" && has(args.command) && args.command.contains("rm -rf /etc")'
+    decision: deny
+    reason: "never touch /etc"
+  - id: refunds
+    when: 'tool == "payments.refund"'
+    decision: ask
+    reason: "refunds are approved by a person"
+`
+
+// consoleEnv is one server with the people and agents of the console tests.
+type consoleEnv struct {
+	t    *testing.T
+	s    *server
+	keys map[string]string // name -> secret
+}
+
+func newConsoleEnv(t *testing.T) *consoleEnv {
+	t.Helper()
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, pol, consolePolicy)
+	s := startServer(t, t.TempDir(), nil, "--policy", pol)
+	e := &consoleEnv{t: t, s: s, keys: map[string]string{"admin": s.adminKey()}}
+	for _, k := range []struct{ name, tenant, roles, groups string }{
+		{"builder", "acme", `"agent"`, ``},
+		{"alice", "acme", `"approver"`, `"oncall"`},
+		{"olga", "acme", `"admin","approver"`, `"oncall"`},
+		{"audra", "acme", `"auditor"`, ``},
+		{"eve", "other", `"approver"`, `"oncall"`},
+	} {
+		code, body := httpDo(t, "POST", s.URL+"/v1/keys", e.keys["admin"], []byte(fmt.Sprintf(
+			`{"name":%q,"tenant":%q,"roles":[%s],"groups":[%s]}`, k.name, k.tenant, k.roles, k.groups)), "application/json")
+		if code != 201 {
+			t.Fatalf("create key %s: %d %s", k.name, code, body)
+		}
+		var created struct{ Key string }
+		json.Unmarshal(body, &created)
+		e.keys[k.name] = created.Key
+	}
+	return e
+}
+
+// agentRun is a CLI command running in the background (an agent waiting).
+type agentRun struct {
+	args []string
+	done chan struct{}
+	res  result
+	err  error
+}
+
+func (e *consoleEnv) startAgent(args ...string) *agentRun {
+	a := &agentRun{args: args, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, reinBin, args...)
+		cmd.Dir = moduleRoot
+		cmd.Env = cleanEnv(e.s.clientEnv(e.keys["builder"])...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		a.res = result{stdout: stdout.String(), stderr: stderr.String()}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			a.res.code = exit.ExitCode()
+		} else {
+			a.err = err
+		}
+	}()
+	return a
+}
+
+// wait returns the command's result, or an error when it is still running after d.
+func (a *agentRun) wait(d time.Duration) (result, error) {
+	select {
+	case <-a.done:
+		return a.res, a.err
+	case <-time.After(d):
+		return result{}, fmt.Errorf("rein %s still running after %s", strings.Join(a.args, " "), d)
+	}
+}
+
+// pendingFor polls the approvals of tenant acme until one for tool is pending.
+func (e *consoleEnv) pendingFor(tool, session string) (string, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		var list []struct{ ID, Tool, Session string }
+		code, body := httpDo(e.t, "GET", e.s.URL+"/v1/approvals?status=pending", e.keys["alice"], nil, "")
+		if code == 200 && json.Unmarshal(body, &list) == nil {
+			for _, a := range list {
+				if a.Tool == tool && a.Session == session {
+					return a.ID, nil
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", fmt.Errorf("no pending approval for %s in session %s within 15s", tool, session)
+}
+
+// screenshotDir is where the tests put their screenshots.
+func screenshotDir(t *testing.T) string {
+	if os.Getenv("REIN_UPDATE_SCREENSHOTS") == "1" {
+		dir := filepath.Join(moduleRoot, "docs", "img")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.TempDir()
+}
+
+// stepFunc does one thing the browser script asked for and returns the
+// line to send back; a line starting with "FAIL" fails the script.
+type stepFunc func(arg string) string
+
+// runBrowser runs node e2e/browser/SCRIPT against the environment's server,
+// answering its "@step NAME ARG" lines with steps. The script's exit code
+// decides; its output is logged.
+func (e *consoleEnv) runBrowser(script string, steps map[string]stepFunc) {
+	t := e.t
+	t.Helper()
+	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "browser"))
+	chromium := testenv.Chromium(t)
+	keys, _ := json.Marshal(e.keys)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), "REIN_URL="+e.s.URL, "REIN_KEYS="+string(keys), "CHROMIUM="+chromium,
+		"SCREENSHOT_DIR="+screenshotDir(t))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start node %s: %v", script, err)
+	}
+	var out strings.Builder
+	var mu sync.Mutex
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		mu.Lock()
+		out.WriteString(line + "\n")
+		mu.Unlock()
+		rest, ok := strings.CutPrefix(line, "@step ")
+		if !ok {
+			continue
+		}
+		name, arg, _ := strings.Cut(rest, " ")
+		f := steps[name]
+		answer := "FAIL: the Go test has no step " + name
+		if f != nil {
+			answer = f(arg)
+		}
+		if strings.HasPrefix(answer, "FAIL") {
+			t.Errorf("step %s %s: %s", name, arg, answer)
+		}
+		io.WriteString(stdin, strings.ReplaceAll(answer, "\n", " ")+"\n")
+	}
+	err = cmd.Wait()
+	t.Logf("node %s took %s", script, time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("browser script %s failed: %v\nstdout:\n%s\nstderr:\n%s\nrein serve stderr:\n%s", script, err, out.String(), stderr.String(), e.s.stderr)
+	}
+	t.Logf("browser script output:\n%s", out.String())
+}
+
+// checkAnswerJSON decodes `rein check --output json`.
+func checkAnswerJSON(r result) (checkAnswer, error) {
+	var a checkAnswer
+	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
+		return a, fmt.Errorf("rein check printed no JSON: %v\n%s", err, r)
+	}
+	return a, nil
+}
+
+// TestConsoleApprovals: an agent's `rein check --wait` blocks; an approver
+// signs in, sees the approval arrive live, and approves, edits or rejects
+// it; the agent receives allow, allow with the edited arguments, or deny
+// with the message. A question is answered by choice. Wrong keys and agent
+// keys cannot sign in, signed-out visitors are sent to sign-in, a request
+// without the CSRF token changes nothing, and an approver of another
+// tenant sees none of it.
+func TestConsoleApprovals(t *testing.T) {
+	e := newConsoleEnv(t)
+	agents := map[string]*agentRun{}
+	var question *agentRun
+	scenarios := map[string]struct {
+		tool, session, args, intent string
+	}{
+		"approve": {"deploy", "run-42", `{"service":"billing","version":"2.4.1","env":"prod"}`, "ship the billing fix"},
+		"edit":    {"shell.exec", "run-42", `{"command":"rm -rf /srv/app/cache /srv/app/data"}`, "free disk space"},
+		"reject":  {"payments.refund", "run-43", `{"order":"A-1009","amount_eur":4800,"reason":"customer asked"}`, "refund the order"},
+		"hold":    {"deploy", "run-44", `{"service":"search","version":"9.0.0","env":"prod"}`, "upgrade search"},
+	}
+	steps := map[string]stepFunc{
+		// ask NAME: the agent asks and waits; answers the approval id once
+		// it is pending and the agent is still blocked.
+		"ask": func(name string) string {
+			sc, ok := scenarios[name]
+			if !ok {
+				return "FAIL: no scenario " + name
+			}
+			agents[name] = e.startAgent("check", sc.tool, "--args", sc.args, "--session", sc.session, "--intent", sc.intent,
+				"--wait", "90s", "--output", "json")
+			id, err := e.pendingFor(sc.tool, sc.session)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			if res, err := agents[name].wait(300 * time.Millisecond); err == nil {
+				return fmt.Sprintf("FAIL: rein check --wait returned before anyone voted: %s", res)
+			}
+			return id
+		},
+		// agent NAME: what the waiting agent received, checked here.
+		"agent": func(name string) string {
+			a := agents[name]
+			if a == nil {
+				return "FAIL: no agent " + name
+			}
+			res, err := a.wait(20 * time.Second)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			ans, err := checkAnswerJSON(res)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			switch name {
+			case "approve":
+				if ans.Decision != "allow" || res.code != 0 || ans.Args["version"] != "2.4.1" {
+					return fmt.Sprintf("FAIL: want allow with the asked args, exit 0; got %s", res)
+				}
+			case "edit":
+				if ans.Decision != "allow" || ans.Args["command"] != "rm -rf /srv/app/cache" {
+					return fmt.Sprintf("FAIL: want allow with the edited command; got %s", res)
+				}
+			case "reject":
+				if ans.Decision != "deny" || res.code != 1 || !strings.Contains(ans.Reason, "over the refund limit") {
+					return fmt.Sprintf("FAIL: want deny carrying the approver's message, exit 1; got %s", res)
+				}
+			}
+			return ans.Decision + ": " + ans.Reason
+		},
+		"question": func(string) string {
+			question = e.startAgent("ask", "Which rollout strategy for billing 2.4.1?", "--choices", "canary,blue-green,all at once",
+				"--session", "run-42", "--wait", "90s", "--output", "json")
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) {
+				var list []struct{ ID string }
+				getJSON(t, e.s.URL+"/v1/questions?status=pending", e.keys["alice"], &list)
+				if len(list) == 1 {
+					return list[0].ID
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return "FAIL: the question did not appear"
+		},
+		"question-answer": func(string) string {
+			res, err := question.wait(20 * time.Second)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			var q struct {
+				Status     string
+				Answer     any
+				AnsweredBy string `json:"answered_by"`
+			}
+			if err := json.Unmarshal([]byte(res.stdout), &q); err != nil || q.Status != "answered" || q.Answer != "blue-green" || q.AnsweredBy != "alice" {
+				return fmt.Sprintf("FAIL: want the question answered blue-green by alice; got %s", res)
+			}
+			return "answered"
+		},
+		// status ID: the approval's status as the API has it.
+		"status": func(id string) string {
+			var a struct {
+				Status string
+				Votes  []any
+			}
+			getJSON(t, e.s.URL+"/v1/approvals/"+id, e.keys["alice"], &a)
+			return fmt.Sprintf("%s %d", a.Status, len(a.Votes))
+		},
+	}
+	e.runBrowser("approvals.mjs", steps)
+	if a := agents["hold"]; a != nil {
+		// The held approval was never voted on: the agent is still waiting.
+		if res, err := a.wait(100 * time.Millisecond); err == nil {
+			t.Errorf("the held agent returned although nobody voted: %s", res)
+		}
+	}
+}
