@@ -242,7 +242,7 @@ func TestConsoleApprovals(t *testing.T) {
 		"approve": {"deploy", "run-42", `{"service":"billing","version":"2.4.1","env":"prod"}`, "ship the billing fix"},
 		"edit":    {"shell.exec", "run-42", `{"command":"rm -rf /srv/app/cache /srv/app/data"}`, "free disk space"},
 		"reject":  {"payments.refund", "run-43", `{"order":"A-1009","amount_eur":4800,"reason":"customer asked"}`, "refund the order"},
-		"hold":    {"deploy", "run-44", `{"service":"search","version":"9.0.0","env":"prod"}`, "upgrade search"},
+		"hold":    {"deploy", "run-42", `{"service":"search","version":"9.0.0","env":"prod"}`, "upgrade search"},
 	}
 	steps := map[string]stepFunc{
 		// ask NAME: the agent asks and waits; answers the approval id once
@@ -339,4 +339,64 @@ func TestConsoleApprovals(t *testing.T) {
 			t.Errorf("the held agent returned although nobody voted: %s", res)
 		}
 	}
+}
+
+// TestConsolePages: activity with filters, a session's timeline stopped
+// and resumed from the console, an audit entry's inclusion proof checked in
+// the page, a policy simulation, and keys and locks administered.
+func TestConsolePages(t *testing.T) {
+	e := newConsoleEnv(t)
+	env := e.s.clientEnv(e.keys["builder"])
+	check := func(tool, args string) checkAnswer {
+		a, r := checkJSON(t, env, tool, args, "--session", "run-7", "--intent", "tidy the release")
+		if a.ID == "" {
+			t.Fatalf("rein check %s: %s", tool, r)
+		}
+		return a
+	}
+	steps := map[string]stepFunc{
+		"checks": func(string) string {
+			ids := map[string]string{}
+			read := check("fs.read", `{"path":"config.yaml"}`)
+			if read.Decision != "allow" {
+				return "FAIL: fs.read: " + read.Decision
+			}
+			ids["read"] = read.ID
+			code, body := httpDo(t, "POST", e.s.URL+"/v1/checks/"+read.ID+"/result", e.keys["builder"],
+				[]byte(`{"status":"succeeded","summary":"read 2 files"}`), "application/json")
+			if code != 204 {
+				return fmt.Sprintf("FAIL: report a result: %d %s", code, body)
+			}
+			deny := check("shell.exec", `{"command":"rm -rf /etc/nginx"}`)
+			if deny.Decision != "deny" {
+				return "FAIL: rm -rf /etc: " + deny.Decision
+			}
+			ids["deny"] = deny.ID
+			ask := check("deploy", `{"service":"docs","env":"prod"}`)
+			if ask.Decision != "ask" || ask.Approval == nil {
+				return "FAIL: deploy: " + ask.Decision
+			}
+			ids["ask"] = ask.ID
+			code, body = httpDo(t, "POST", e.s.URL+"/v1/approvals/"+ask.Approval.ID+"/votes", e.keys["alice"],
+				[]byte(`{"vote":"approve","message":"docs are safe"}`), "application/json")
+			if code != 200 {
+				return fmt.Sprintf("FAIL: vote: %d %s", code, body)
+			}
+			allowed := check("deploy", `{"service":"docs","env":"prod"}`)
+			if allowed.Decision != "allow" {
+				return "FAIL: deploy after approval: " + allowed.Decision
+			}
+			ids["allowed"] = allowed.ID
+			b, _ := json.Marshal(ids)
+			return string(b)
+		},
+		"check-in-session": func(string) string {
+			a, r := checkJSON(t, env, "fs.read", `{"path":"notes.txt"}`, "--session", "run-7")
+			if a.Decision == "" {
+				return "FAIL: " + r.String()
+			}
+			return a.Decision + ": " + a.Reason
+		},
+	}
+	e.runBrowser("pages.mjs", steps)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/console"
 	"github.com/reinhq/rein/events"
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/pipeline"
@@ -153,6 +154,10 @@ func newEnv(t testing.TB, global string) *env {
 			}
 			return nil
 		}}
+	// The web console is mounted as rein serve mounts it, so that every API
+	// test also shows that bearer keys work as before beside it.
+	web := &console.Console{Keys: store, Log: log, Sealer: &console.Sealer{Secret: []byte(testConsoleSecret)}}
+	api.Console, api.Sessions = web.Handler(), web
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(pipe.StopWaiting) // runs first: long-polls answer, so that Close does not wait on them

@@ -9,7 +9,21 @@ import (
 
 // policyTier resolves which tier a policy request is about: a tenant admin's
 // own tier, or for admins of tenant "*" the global tier unless ?tenant= names one.
+// On GET, ?tier=global names the global tier for any admin or auditor: it
+// decides every tenant's checks (with the tenant's own tier), and its
+// changes are in every tenant's view of the audit log already.
 func (s *Server) policyTier(r *http.Request, key *rein.Key) (tier string, err error) {
+	switch t := r.URL.Query().Get("tier"); {
+	case t == "global" && r.Method == http.MethodGet:
+		return "", nil
+	case t == "global":
+		if key.Tenant != rein.AllTenants {
+			return "", rein.Errorf(rein.ECodeForbidden, "key %q is an admin of tenant %q; the global policy tier needs an admin of tenant *", key.Name, key.Tenant)
+		}
+		return "", nil
+	case t != "" && t != "tenant":
+		return "", rein.Errorf(rein.ECodeBadRequest, "tier %q: use global, or leave it out for your own tier", t)
+	}
 	asked := r.URL.Query().Get("tenant")
 	if key.Tenant == rein.AllTenants && asked == "" {
 		return "", nil

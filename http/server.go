@@ -149,7 +149,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rw := &statusWriter{ResponseWriter: w, code: 200}
 	_, pattern := s.mux.Handler(r)
-	if pattern == "" && s.Console != nil && !strings.HasPrefix(r.URL.Path, "/v1/") && r.URL.Path != "/v1" {
+	if pattern == "" && s.Console != nil && consolePath(r) {
 		pattern = "console"
 		s.Console.ServeHTTP(rw, r)
 	} else if pattern == "" {
@@ -164,6 +164,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(rw, r) // sets the path values that Handler leaves empty
 	}
 	s.requests.WithLabelValues(pattern, strconv.Itoa(rw.code)).Inc()
+}
+
+// consolePath reports whether the console answers r: GET and HEAD outside
+// /v1/, and its sign-in and sign-out forms. Everything else stays with the
+// API, whose errors are JSON.
+func consolePath(r *http.Request) bool {
+	p := r.URL.Path
+	if p == "/v1" || strings.HasPrefix(p, "/v1/") {
+		return false
+	}
+	return r.Method == http.MethodGet || r.Method == http.MethodHead || p == "/sign-in" || p == "/sign-out"
 }
 
 func (s *Server) allowed(r *http.Request) []string {

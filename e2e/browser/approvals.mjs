@@ -124,13 +124,15 @@ run(async (browser) => {
 
   // The approval page of a decided approval shows who decided what.
   await alice.goto(`${base}/approvals/${editID}`);
+  await alice.locator('main article.card .votes-list').waitFor();
   const detail = await alice.locator('main').innerText();
   assert(detail.includes('consumed') && detail.includes('alice') && detail.includes('only the cache, keep the data'), 'the approval page shows the edit vote:\n' + detail);
 
   // A pending approval in acme stays invisible to an approver of tenant other.
   const holdID = await step('ask', 'hold');
   await alice.goto(base + '/inbox');
-  await alice.locator(`#card-${holdID}`).waitFor();
+  await alice.locator(`#card-${holdID} ol.recent li`).first().waitFor();
+  await alice.waitForTimeout(700); // the arrival animation
   await shot(alice, 'console-approval', { clip: await alice.locator(`#card-${holdID}`).boundingBox().then((b) => ({ x: 0, y: 0, width: 1280, height: Math.ceil(b.y + b.height + 16) })) });
   const eve = await newPage(browser);
   await signIn(eve, keys.eve);

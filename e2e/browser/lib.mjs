@@ -88,7 +88,7 @@ export async function newPage(browser, { mobile = false } = {}) {
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(String(e)));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 40[139]/.test(m.text())) page.errors.push('console: ' + m.text());
+    if (m.type() === 'error' && !/status of 40[1349]/.test(m.text())) page.errors.push('console: ' + m.text());
   });
   return page;
 }
@@ -116,6 +116,13 @@ export async function run(body) {
   } catch (e) {
     console.error(e instanceof Failure ? e.message : e.stack || String(e));
     code = 1;
+    // What each open page showed, to tell why.
+    for (const ctx of browser.contexts()) {
+      for (const p of ctx.pages()) {
+        const text = await p.locator('body').innerText({ timeout: 1000 }).catch(() => '');
+        console.error(`--- page ${p.url()}\n${text.slice(0, 3000)}\nerrors: ${JSON.stringify(p.errors || [])}`);
+      }
+    }
   } finally {
     await close();
     lines.close();

@@ -119,6 +119,14 @@ export function fmtTime(iso) {
   return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
+/** fmtShort is the time of day for today's times, else the date and time. */
+export function fmtShort(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toLocaleTimeString(undefined, { timeStyle: 'medium' }) : d.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' });
+}
+
 export function fmtDuration(ms) {
   const neg = ms < 0;
   let s = Math.floor(Math.abs(ms) / 1000);
