@@ -183,7 +183,7 @@ func TestConsoleSessionAuthenticatesAPI(t *testing.T) {
 	// A forged or altered cookie is refused; a bearer key still wins.
 	parts := strings.Split(cookie, ".")
 	forged := []string{
-		strings.Join(append([]string{e.key("acme-admin").ID}, parts[1:]...), "."), // another key's id
+		strings.Join(append([]string{e.key("acme-admin").ID}, parts[1:]...), "."),              // another key's id
 		strings.Join(append(parts[:1:1], "4102444800", "4102444800", parts[3], parts[4]), "."), // later times
 		cookie[:len(cookie)-2] + "xx",
 		"garbage",
