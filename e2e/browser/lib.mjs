@@ -57,7 +57,7 @@ export async function launch() {
   const profile = mkdtempSync(join(tmpdir(), 'rein-chromium-'));
   const proc = spawn(env.CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-    `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   const ws = await new Promise((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => reject(new Error('chromium printed no DevTools address within 20s:\n' + err)), 20000);
@@ -70,10 +70,19 @@ export async function launch() {
   });
   const browser = await chromium.connectOverCDP(ws);
   const close = async () => {
-    await browser.close().catch(() => {});
-    proc.kill('SIGKILL');
-    await new Promise((r) => (proc.exitCode !== null ? r() : proc.on('exit', r)));
-    rmSync(profile, { recursive: true, force: true });
+    // Ask Chromium to quit, then end its whole process group (helpers
+    // included) before removing the profile they write to.
+    const exited = new Promise((r) => (proc.exitCode !== null ? r() : proc.on('exit', r)));
+    await browser.newBrowserCDPSession().then((s) => s.send('Browser.close')).catch(() => {});
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+    try { process.kill(-proc.pid, 'SIGKILL'); } catch (_) { /* gone already */ }
+    await exited;
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    } catch (e) {
+      console.log(`could not remove the browser profile ${profile}: ${e.message}`);
+    }
   };
   return { browser, close };
 }
