@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any, Callable, Mapping, Optional
 
 _MAX_WAIT_MS = 300_000
+_RECEIVERS = ("self", "cls")
 _WAIT_SLICE_S = 60.0
 
 
@@ -245,7 +246,8 @@ def guard(tool: Optional[str] = None, *, client: Optional[Client] = None, sessio
     waits for the approval (up to ``timeout`` seconds; None: until it is
     resolved or expires), calling ``on_ask(check_response)`` first (e.g. to
     say where to approve). Otherwise it raises Denied. Works on ``async def``
-    functions too (the HTTP calls then run in a thread)."""
+    functions too (the HTTP calls then run in a thread), and methods (``self``
+    or ``cls`` is passed through, not sent to rein)."""
 
     def decorate(fn: Callable) -> Callable:
         name = tool or fn.__name__
@@ -258,10 +260,12 @@ def guard(tool: Optional[str] = None, *, client: Optional[Client] = None, sessio
                     f[k] = dict(v) if k == "labels" else v
             return f
 
-        def decide(args: tuple, kwargs: dict) -> dict:
+        def decide(args: tuple, kwargs: dict) -> tuple:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             call = dict(bound.arguments)
+            # A method's self (or cls) is not part of the action: it is passed through.
+            receiver = tuple(call.pop(n) for n in _RECEIVERS if n in call and n == next(iter(sig.parameters)))
             for p in sig.parameters.values():  # **kwargs parameters flatten into the call
                 if p.kind is inspect.Parameter.VAR_KEYWORD and p.name in call:
                     call.update(call.pop(p.name))
@@ -271,19 +275,20 @@ def guard(tool: Optional[str] = None, *, client: Optional[Client] = None, sessio
             res = c.check(name, call, **fields())
             if on_ask and res["decision"] == "ask" and res.get("approval"):
                 on_ask(res)
-            return c.decide(res, timeout=timeout)
+            return receiver, c.decide(res, timeout=timeout)
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
-                run = await asyncio.to_thread(decide, args, kwargs)
-                return await fn(**run)
+                receiver, run = await asyncio.to_thread(decide, args, kwargs)
+                return await fn(*receiver, **run)
             run_async.rein_tool = name  # type: ignore[attr-defined]
             return run_async
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            return fn(**decide(args, kwargs))
+            receiver, run_args = decide(args, kwargs)
+            return fn(*receiver, **run_args)
         run.rein_tool = name  # type: ignore[attr-defined]
         return run
 

@@ -145,6 +145,24 @@ class GuardTest(unittest.TestCase):
         self.assertGreater(cm.exception.retry_after_ms, 0)
         self.assertEqual(self.tools.ran, ["a@example.com"])
 
+    def test_methods_are_guarded_without_self(self):
+        class Account:
+            def __init__(self):
+                self.sent = []
+
+            @rein.guard(tool="send_payment", client=agent, session=self.session, timeout=20)
+            def pay(self, to: str, amount: int) -> str:
+                self.sent.append((to, amount))
+                return "paid"
+
+        acct = Account()
+        t = vote_when_asked(self.session, "edit", args={"to": "acct-5", "amount": 5})
+        self.assertEqual(acct.pay("acct-5", 50), "paid")
+        t.join()
+        self.assertEqual(acct.sent, [("acct-5", 5)])
+        a = approver.approvals(session=self.session)[0]
+        self.assertEqual(a["args"], {"to": "acct-5", "amount": 50}, "rein saw the call's arguments, not self")
+
     def test_async_functions_are_guarded(self):
         self.assertEqual(asyncio.run(self.tools.get_weather_async("Oslo")), "sunny in Oslo")
         self.assertEqual(self.tools.ran, [("get_weather", {"city": "Oslo"})])
