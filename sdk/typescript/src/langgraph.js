@@ -78,7 +78,8 @@ export function reinTool(client, inner, options = {}) {
           throw new Error(`rein: resume ${inner.name} with a HITL response ({decisions: [{type: "approve" | "edit" | "reject"}]}); got ${JSON.stringify(response)}`);
       }
     },
-    { name: inner.name, description: inner.description, schema: inner.schema },
+    { name: inner.name, description: inner.description, schema: inner.schema, returnDirect: inner.returnDirect,
+      tags: inner.tags, metadata: inner.metadata },
   );
 }
 
