@@ -57,3 +57,32 @@ export function sessionOf(session, ...ctx) {
   const s = typeof session === "function" ? session(...ctx) : session;
   return s === undefined || s === null || s === "" ? undefined : String(s);
 }
+
+/**
+ * The allowed checks a tool wrapper has already run on. A tool call id
+ * seen again (a model or framework repeating an old id with the same
+ * arguments) would get the stored allow back from rein without a new
+ * decision — past a lock or a rate limit set since. Such a call is
+ * checked again without the request id instead. Bounded: it remembers the
+ * most recent 10,000 checks.
+ */
+export class UsedChecks {
+  #ids = new Set();
+  has(id) {
+    return this.#ids.has(id);
+  }
+  add(id) {
+    this.#ids.add(id);
+    if (this.#ids.size > 10000) this.#ids.delete(this.#ids.values().next().value);
+  }
+}
+
+/** Runs a check; a stored allow that already ran is decided afresh. */
+export async function checkOnce(client, used, req) {
+  let res = await client.check(req);
+  if (allows(res.decision) && used.has(res.id)) {
+    const { request_id, ...fresh } = req;
+    res = await client.check(fresh);
+  }
+  return res;
+}

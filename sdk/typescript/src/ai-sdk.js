@@ -2,7 +2,7 @@
 // rein's approval outcomes as tool-approval-response parts.
 import { tool as aiTool } from "ai";
 import { DeniedError } from "./index.js";
-import { allows, refusal, rejectionOf, requestId, sessionOf } from "./adapter.js";
+import { allows, checkOnce, refusal, rejectionOf, requestId, sessionOf, UsedChecks } from "./adapter.js";
 
 const REIN = Symbol.for("rein.ai-sdk.tool");
 
@@ -16,9 +16,10 @@ const REIN = Symbol.for("rein.ai-sdk.tool");
 export function reinTool(client, name, inner, options = {}) {
   const reinName = options.toolName ?? name;
   if (typeof inner.execute !== "function") throw new Error(`rein: tool ${name} has no execute function to guard`);
+  const used = new UsedChecks();
   const check = async (input, callOptions) => {
     const session = sessionOf(options.session, callOptions);
-    return client.check({
+    return checkOnce(client, used, {
       tool: reinName,
       args: input ?? {},
       session,
@@ -38,7 +39,10 @@ export function reinTool(client, name, inner, options = {}) {
     execute: async (input, callOptions) => {
       // With the call's id this is rein's stored answer, not a second decision.
       const res = await check(input, callOptions);
-      if (allows(res.decision)) return inner.execute(res.args, callOptions);
+      if (allows(res.decision)) {
+        used.add(res.id);
+        return inner.execute(res.args, callOptions);
+      }
       if (res.decision !== "ask" || !res.approval) return refuse(res.decision, res.reason, res.retry_after_ms);
       // Approved in the conversation: the grant from rein decides whether it runs.
       const w = await client.wait(res.approval.id, { timeoutMs: options.resumeWaitMs ?? 0 });

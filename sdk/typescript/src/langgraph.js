@@ -4,7 +4,7 @@
 import { tool as lcTool } from "@langchain/core/tools";
 import { interrupt } from "@langchain/langgraph";
 import { DeniedError } from "./index.js";
-import { allows, refusal, rejectionOf, requestId, sameJSON, sessionOf } from "./adapter.js";
+import { allows, checkOnce, refusal, rejectionOf, requestId, sameJSON, sessionOf, UsedChecks } from "./adapter.js";
 
 const ALLOWED = ["approve", "edit", "reject"];
 
@@ -17,11 +17,12 @@ const ALLOWED = ["approve", "edit", "reject"];
  */
 export function reinTool(client, inner, options = {}) {
   const reinName = options.toolName ?? inner.name;
+  const used = new UsedChecks();
   return lcTool(
     async (input, config = {}) => {
       const { toolCall, ...innerConfig } = config;
       const session = sessionOf(options.session ?? ((c) => c?.configurable?.thread_id), config);
-      const res = await client.check({
+      const res = await checkOnce(client, used, {
         tool: reinName,
         args: input,
         session,
@@ -31,7 +32,10 @@ export function reinTool(client, inner, options = {}) {
         request_id: await requestId("langgraph", session, toolCall?.id),
       });
       const refuse = (decision, reason, retry) => (options.refusal ?? refusal)(reinName, decision, reason, retry);
-      if (allows(res.decision)) return inner.invoke(res.args, innerConfig);
+      if (allows(res.decision)) {
+        used.add(res.id);
+        return inner.invoke(res.args, innerConfig);
+      }
       if (res.decision !== "ask" || !res.approval) return refuse(res.decision, res.reason, res.retry_after_ms);
 
       const approvalId = res.approval.id;

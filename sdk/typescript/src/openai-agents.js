@@ -3,7 +3,7 @@
 // state.reject.
 import { tool } from "@openai/agents";
 import { DeniedError } from "./index.js";
-import { allows, refusal, rejectionOf, requestId, sessionOf } from "./adapter.js";
+import { allows, checkOnce, refusal, rejectionOf, requestId, sessionOf, UsedChecks } from "./adapter.js";
 
 // Each rein tool's settings and the approvals its calls are waiting on.
 const registry = new WeakMap();
@@ -17,9 +17,10 @@ const registry = new WeakMap();
 export function reinTool(client, definition, options = {}) {
   const reinName = options.toolName ?? definition.name;
   const waiting = new Map(); // callId -> approval id
+  const used = new UsedChecks();
   const check = async (runContext, input, callId) => {
     const session = sessionOf(options.session, runContext);
-    return client.check({
+    return checkOnce(client, used, {
       tool: reinName,
       args: input ?? {},
       session,
@@ -43,7 +44,10 @@ export function reinTool(client, definition, options = {}) {
     execute: async (input, runContext, details) => {
       // With the call's id this is rein's stored answer, not a second decision.
       const res = await check(runContext, input, details?.toolCall?.callId);
-      if (allows(res.decision)) return definition.execute(res.args, runContext, details);
+      if (allows(res.decision)) {
+        used.add(res.id);
+        return definition.execute(res.args, runContext, details);
+      }
       if (res.decision !== "ask" || !res.approval) return refuse(res.decision, res.reason, res.retry_after_ms);
       // Approved in the run: the grant from rein decides whether it runs.
       const w = await client.wait(res.approval.id, { timeoutMs: options.resumeWaitMs ?? 0 });

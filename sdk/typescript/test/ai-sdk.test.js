@@ -159,3 +159,17 @@ test("a throttled call never runs and the model reads when to retry", async () =
   assert.deepEqual(ran, [{ to: "a@example.com" }]);
   assert.match(second.text, /^model saw: rein throttled send_email: .* \(retry in \d+ s\)$/);
 });
+
+test("a tool call id seen again gets a new decision, not the stored allow", async () => {
+  const s = setup("get_weather", { city: "x" });
+  const ran = [];
+  const tools = reinTools(rein, {
+    send_email: tool({ description: "Send mail", inputSchema: z.object({ to: z.string() }),
+      execute: async (a) => (ran.push(a), `sent to ${a.to}`) }),
+  }, { session: s.session });
+  const run = () => generateText({ model: scriptedModel("send_email", { to: "a@example.com" }, `same-${s.session}`), tools,
+    messages: [{ role: "user", content: "mail" }], stopWhen: stepCountIs(5) });
+  assert.equal((await run()).text, "model saw: sent to a@example.com");
+  assert.match((await run()).text, /^model saw: rein throttled send_email/, "the rate limit holds for a repeated call id");
+  assert.deepEqual(ran, [{ to: "a@example.com" }]);
+});

@@ -181,3 +181,20 @@ test("parallel calls: each ask pauses on its own interrupt and resumes with its 
   assert.deepEqual(ran.get_weather, [{ city: "Oslo" }], "nothing runs twice on resume");
   assert.equal(lastText(done), "paid 1 to acct-1 | rejected by alice: no | sunny in Oslo");
 });
+
+test("a tool call id seen again gets a new decision, not the stored allow", async () => {
+  const { ran, tools } = world();
+  const session = newSession("lg");
+  const id = `same-${session}`;
+  const model = fakeModel()
+    .respondWithTools([{ name: "get_weather", args: { city: "Rome" }, id }])
+    .respondWithTools([{ name: "get_weather", args: { city: "Rome" }, id }])
+    .respond(new AIMessage("done"));
+  const graph = createAgent({ model, tools: reinTools(rein, tools), checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: session } };
+  await graph.invoke({ messages: [{ role: "user", content: "go" }] }, config);
+  assert.equal(ran.get_weather.length, 2);
+  const checks = await approver.request("GET", `/v1/sessions/${encodeURIComponent(session)}/checks`);
+  const list = Array.isArray(checks) ? checks : checks.checks;
+  assert.equal(list.length, 2, "two decisions recorded, one per run");
+});
