@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -399,4 +401,79 @@ func TestConsolePages(t *testing.T) {
 		},
 	}
 	e.runBrowser("pages.mjs", steps)
+}
+
+// TestConsoleSessionAcrossReplicas: a console session started on one
+// replica works on another (they share the audit signing key, from which
+// the console secret is derived), CSRF included, and ends on both when the
+// key is revoked.
+func TestConsoleSessionAcrossReplicas(t *testing.T) {
+	c := newPGCluster(t, approvalsPolicy)
+	a, b := c.start(), c.start()
+	builder := c.key(a, "builder", "acme", `"agent"`, ``)
+	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
+
+	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.PostForm(a.URL+"/sign-in", url.Values{"key": {alice}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var cookie string
+	for _, ck := range res.Cookies() {
+		if ck.Name == "rein_session" {
+			cookie = ck.Value
+		}
+	}
+	if res.StatusCode != 303 || cookie == "" {
+		t.Fatalf("sign-in on A: %d, cookie %q", res.StatusCode, cookie)
+	}
+	call := func(method, u, csrf, body string) (int, []byte) {
+		req, _ := http.NewRequest(method, u, strings.NewReader(body))
+		req.Header.Set("Cookie", "rein_session="+cookie)
+		req.Header.Set("Content-Type", "application/json")
+		if csrf != "" {
+			req.Header.Set("X-Rein-CSRF", csrf)
+		}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	code, body := call("GET", b.URL+"/me", "", "")
+	var me struct{ Name, CSRF string }
+	if json.Unmarshal(body, &me); code != 200 || me.Name != "alice" || me.CSRF == "" {
+		t.Fatalf("GET /me on B with A's session: %d %s", code, body)
+	}
+	var ask answer
+	postJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &ask)
+	if ask.Approval == nil {
+		t.Fatalf("deploy: %+v", ask)
+	}
+	votes := b.URL + "/v1/approvals/" + ask.Approval.ID + "/votes"
+	if code, body := call("POST", votes, "", `{"vote":"approve"}`); code != 403 {
+		t.Fatalf("vote on B without the CSRF token: %d %s", code, body)
+	}
+	if code, body := call("POST", votes, me.CSRF, `{"vote":"approve"}`); code != 200 || !strings.Contains(string(body), `"status":"approved"`) {
+		t.Fatalf("vote on B with A's session and token: %d %s", code, body)
+	}
+	var keys struct {
+		Keys []struct{ ID, Name string }
+	}
+	getJSON(t, a.URL+"/v1/keys?tenant=acme", c.admin, &keys)
+	for _, k := range keys.Keys {
+		if k.Name == "alice" {
+			if code, body := httpDo(t, "DELETE", a.URL+"/v1/keys/"+k.ID, c.admin, nil, ""); code != 204 {
+				t.Fatalf("revoke alice: %d %s", code, body)
+			}
+		}
+	}
+	for _, s := range []*server{a, b} {
+		if code, _ := call("GET", s.URL+"/v1/approvals", "", ""); code != 401 {
+			t.Errorf("%s: the revoked key's session answers %d, want 401", s.URL, code)
+		}
+	}
 }

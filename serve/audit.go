@@ -81,8 +81,9 @@ func (k *keyRing) Rotate(ctx context.Context, by string) (*rein.AuditKey, error)
 
 // signingKey loads the checkpoint signing key: REIN_AUDIT_KEY (the key
 // itself), the config's audit_key_file, or <data>/audit.key, generated
-// (mode 0600) on first start. It returns the signer and its verifier key.
-func signingKey(cfg Config, origin string) (note.Signer, string, error) {
+// (mode 0600) on first start. It returns the signer, its verifier key and
+// the signer key itself.
+func signingKey(cfg Config, origin string) (note.Signer, string, string, error) {
 	skey := strings.TrimSpace(os.Getenv("REIN_AUDIT_KEY"))
 	path := cfg.AuditKeyFile
 	if skey == "" {
@@ -94,27 +95,27 @@ func signingKey(cfg Config, origin string) (note.Signer, string, error) {
 		case errors.Is(err, os.ErrNotExist) && cfg.AuditKeyFile == "":
 			s, _, err := note.GenerateKey(rand.Reader, origin)
 			if err != nil {
-				return nil, "", fmt.Errorf("generate the audit signing key: %w", err)
+				return nil, "", "", fmt.Errorf("generate the audit signing key: %w", err)
 			}
 			if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
-				return nil, "", fmt.Errorf("write %s: %w", path, err)
+				return nil, "", "", fmt.Errorf("write %s: %w", path, err)
 			}
 			skey = s
 		case err != nil:
-			return nil, "", fmt.Errorf("read the audit signing key: %w", err)
+			return nil, "", "", fmt.Errorf("read the audit signing key: %w", err)
 		default:
 			skey = strings.TrimSpace(string(b))
 		}
 	}
 	signer, err := note.NewSigner(skey)
 	if err != nil {
-		return nil, "", fmt.Errorf("audit signing key: %w (want a note signer key: PRIVATE+KEY+<name>+<hash>+<key>)", err)
+		return nil, "", "", fmt.Errorf("audit signing key: %w (want a note signer key: PRIVATE+KEY+<name>+<hash>+<key>)", err)
 	}
 	vkey, err := verifierOf(skey)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return signer, vkey, nil
+	return signer, vkey, skey, nil
 }
 
 // verifierOf derives the public verifier key string of a signer key.

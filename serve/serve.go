@@ -58,7 +58,8 @@ type Config struct {
 	// Webhooks receive events (Standard Webhooks signatures, or Slack).
 	Webhooks []*webhook.Target `yaml:"webhooks"`
 	// ConsoleKeyFile holds the secret that signs console session cookies;
-	// default <data>/console.key, created on first start. REIN_CONSOLE_KEY wins.
+	// REIN_CONSOLE_KEY wins; by default it is derived from the audit
+	// signing key, which replicas share already.
 	ConsoleKeyFile string `yaml:"console_key_file"`
 	// ConsoleSession and ConsoleIdle bound console sessions: at most this
 	// long after sign-in (default 12h), and this long without a request
@@ -150,7 +151,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	if origin == "" {
 		origin = "rein/" + deployment
 	}
-	signer, vkey, err := signingKey(cfg, origin)
+	signer, vkey, skey, err := signingKey(cfg, origin)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		base = "http://" + ln.Addr().String()
 	}
 
-	secret, err := consoleSecret(cfg)
+	secret, err := consoleSecret(cfg, skey)
 	if err != nil {
 		ln.Close()
 		return nil, err
