@@ -209,7 +209,7 @@ func ExampleDeniedError() {
 // An approval still pending when the caller gives up is a DeniedError that
 // reports Pending and wraps the context's error.
 func ExampleDeniedError_pending() {
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c := client.New(serverURL, agentKey)
 
