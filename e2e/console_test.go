@@ -324,6 +324,37 @@ func TestConsoleApprovals(t *testing.T) {
 			}
 			return "answered"
 		},
+		"question-form": func(string) string {
+			schema := `{"type":"object","properties":{"day":{"type":"string","title":"Deploy day"},"region":{"type":"string","enum":["us-east","eu-west"]},` +
+				`"replicas":{"type":"integer"},"notify":{"type":"boolean"}},"required":["day","region"]}`
+			question = e.startAgent("ask", "When and where should billing 2.4.1 go out?", "--schema", schema,
+				"--session", "run-42", "--wait", "90s", "--output", "json")
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) {
+				var list []struct{ ID string }
+				getJSON(t, e.s.URL+"/v1/questions?status=pending", e.keys["alice"], &list)
+				if len(list) == 1 {
+					return list[0].ID
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return "FAIL: the question did not appear"
+		},
+		"question-form-answer": func(string) string {
+			res, err := question.wait(20 * time.Second)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			var q struct {
+				Status string
+				Answer map[string]any
+			}
+			want := map[string]any{"day": "2026-12-01", "region": "eu-west", "replicas": 3.0, "notify": true}
+			if err := json.Unmarshal([]byte(res.stdout), &q); err != nil || q.Status != "answered" || fmt.Sprint(q.Answer) != fmt.Sprint(want) {
+				return fmt.Sprintf("FAIL: want the answer %v; got %s", want, res)
+			}
+			return "answered"
+		},
 		// status ID: the approval's status as the API has it.
 		"status": func(id string) string {
 			var a struct {

@@ -105,11 +105,19 @@ run(async (browser) => {
   await edit.waitFor({ state: 'detached' });
   log('agent (edit):', await step('agent', 'edit'));
 
-  // Reject with a message: the agent's deny carries it.
+  // Reject with a message, by keyboard: the selection moved to the refund
+  // when the edited card left; "r" opens the message, Ctrl+Enter sends.
+  // The agent's deny carries the message.
   const rej = alice.locator(`#card-${rejectID}`);
-  await rej.locator('button.reject').click();
-  await rej.locator('textarea.reject-message').fill('over the refund limit; ask finance');
-  await rej.locator('button.confirm-reject').click();
+  await alice.locator(`#card-${rejectID}.selected`).waitFor();
+  await alice.keyboard.press('k');
+  await alice.locator(`#card-${questionID}.selected`).waitFor();
+  await alice.keyboard.press('j');
+  await alice.locator(`#card-${rejectID}.selected`).waitFor();
+  await alice.keyboard.press('r');
+  await alice.keyboard.type('over the refund limit; ask finance');
+  eq(await rej.locator('textarea.reject-message').inputValue(), 'over the refund limit; ask finance', 'the message typed after "r"');
+  await alice.keyboard.press('Control+Enter');
   await rej.waitFor({ state: 'detached' });
   log('agent (reject):', await step('agent', 'reject'));
 
@@ -119,6 +127,18 @@ run(async (browser) => {
   await q.locator('button.choice', { hasText: 'blue-green' }).click();
   await q.waitFor({ state: 'detached' });
   eq(await step('question-answer'), 'answered', 'the asking agent');
+
+  // A question with a form: the page generates the fields from its schema.
+  const formID = await step('question-form');
+  const fq = alice.locator(`#card-${formID}`);
+  await fq.locator('form.schema-form').waitFor();
+  await fq.getByLabel('Deploy day').fill('2026-12-01');
+  await fq.locator('select').selectOption({ label: 'eu-west' });
+  await fq.locator('input[type=number]').fill('3');
+  await fq.locator('input[type=checkbox]').check();
+  await fq.locator('button[type=submit]').click();
+  await fq.waitFor({ state: 'detached' });
+  eq(await step('question-form-answer'), 'answered', 'the agent that asked with a form');
   await alice.locator('#inbox-empty:not([hidden])').waitFor();
   eq(navigations, 0, 'page loads during the whole inbox session');
 
