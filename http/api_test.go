@@ -120,6 +120,7 @@ type env struct {
 	pols   *serve.Policies
 	srv    *httptest.Server
 	pipe   *pipeline.Pipeline
+	api    *reinhttp.Server
 	keys   map[string]*testKey
 }
 
@@ -164,7 +165,7 @@ func newEnv(t testing.TB, global string) *env {
 	t.Cleanup(api.Stop)         // event streams end
 	pipe.BaseURL = srv.URL
 
-	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, pipe: pipe, keys: map[string]*testKey{}}
+	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, pipe: pipe, api: api, keys: map[string]*testKey{}}
 	e.addKey("root", rein.AllTenants, rein.RoleAdmin)
 	for _, tenant := range tenants {
 		e.addKey(tenant+"-admin", tenant, rein.RoleAdmin)

@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -335,4 +336,54 @@ func TestGlobalPolicyTier(t *testing.T) {
 	}
 	wantError(t, e.send("PUT", "/v1/policy?tier=global", http.Header{"Authorization": {"Bearer " + e.key("acme-admin").Secret}}, yamlBody(globalPolicy)), 403, rein.ECodeForbidden)
 	wantError(t, e.do("GET", "/v1/policy?tier=everything", "acme-auditor", nil), 400, rein.ECodeBadRequest)
+}
+
+// TestStreamsEndWhenTheKeyIsRevoked: an event stream, opened with a bearer
+// key or a console session, ends at the next heartbeat after its key is
+// revoked; others stay open.
+func TestStreamsEndWhenTheKeyIsRevoked(t *testing.T) {
+	e := newEnv(t, globalPolicy)
+	e.api.Heartbeat = 50 * time.Millisecond
+	cookie, _, _ := e.signIn(e.key("acme-auditor").Secret, nil)
+	open := func(h http.Header) chan error {
+		req, _ := http.NewRequest("GET", e.srv.URL+"/v1/events", nil)
+		req.Header = h
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("open stream: %v %v", err, res)
+		}
+		ended := make(chan error, 1)
+		go func() {
+			defer res.Body.Close()
+			_, err := io.Copy(io.Discard, res.Body)
+			ended <- err
+		}()
+		return ended
+	}
+	bearer := open(http.Header{"Authorization": {"Bearer " + e.key("acme-approver").Secret}})
+	session := open(http.Header{"Cookie": {console.CookieName + "=" + cookie}})
+	other := open(http.Header{"Authorization": {"Bearer " + e.key("globex-approver").Secret}})
+	time.Sleep(200 * time.Millisecond)
+	for name, ch := range map[string]chan error{"bearer": bearer, "session": session, "other": other} {
+		select {
+		case err := <-ch:
+			t.Fatalf("the %s stream ended before any revocation: %v", name, err)
+		default:
+		}
+	}
+	for _, k := range []string{"acme-approver", "acme-auditor"} {
+		wantStatus(t, e.do("DELETE", "/v1/keys/"+e.key(k).ID, "acme-admin", nil), 204)
+	}
+	for name, ch := range map[string]chan error{"bearer": bearer, "session": session} {
+		select {
+		case <-ch:
+		case <-time.After(3 * time.Second):
+			t.Errorf("the %s stream of a revoked key is still open", name)
+		}
+	}
+	select {
+	case err := <-other:
+		t.Errorf("another key's stream ended: %v", err)
+	default:
+	}
 }

@@ -55,7 +55,11 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": rein event stream\n\n")
 	rc.Flush()
-	heartbeat := time.NewTicker(15 * time.Second)
+	every := s.Heartbeat
+	if every <= 0 {
+		every = 15 * time.Second
+	}
+	heartbeat := time.NewTicker(every)
 	defer heartbeat.Stop()
 	for {
 		list, _ := s.Events.Since(last, keep)
@@ -75,6 +79,9 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key
 			return nil
 		case <-ch:
 		case <-heartbeat.C:
+			if !s.stillAuthorized(r, key) {
+				return nil // the key was revoked, or the console session ended
+			}
 			fmt.Fprint(w, ": keep-alive\n\n")
 			if err := rc.Flush(); err != nil {
 				return nil
@@ -103,3 +110,22 @@ func (s *Server) getDeliveries(w http.ResponseWriter, r *http.Request, key *rein
 	writeJSON(w, http.StatusOK, list)
 	return nil
 }
+
+// stillAuthorized checks a long-lived stream's credentials again: a
+// revoked key, or an ended console session, ends the stream.
+func (s *Server) stillAuthorized(r *http.Request, key *rein.Key) bool {
+	if r.Header.Get("Authorization") == "" && s.Sessions != nil {
+		k, ok, err := s.Sessions.Authenticate(headerSink{}, r)
+		return ok && err == nil && k.ID == key.ID
+	}
+	k, err := s.Store.KeyByID(r.Context(), key.ID)
+	return err == nil && k.RevokedAt == nil
+}
+
+// headerSink takes the headers (a renewed session cookie) that a stream
+// already under way can no longer send.
+type headerSink struct{}
+
+func (headerSink) Header() http.Header         { return http.Header{} }
+func (headerSink) Write(b []byte) (int, error) { return len(b), nil }
+func (headerSink) WriteHeader(int)             {}

@@ -56,6 +56,10 @@ type Server struct {
 	// Console serves every path outside /v1/ and the operations endpoints
 	// (nil: those paths are 404).
 	Console http.Handler
+	// Heartbeat is how often event streams send a keep-alive comment and
+	// check their key again (a revoked key or an ended console session ends
+	// the stream); default 15 s.
+	Heartbeat time.Duration
 	// Sessions authenticates API requests that carry the console's session
 	// cookie instead of an Authorization header (nil: only bearer keys).
 	Sessions Sessions

@@ -306,28 +306,36 @@ export function diffView(a, b) {
  * live subscribes to the event stream (SSE, with the session cookie) and
  * calls onEvent(type, data) for the given types. onState gets 'live' or
  * 'reconnecting'; after a reconnect, onEvent('reconnected') lets the page
- * reload what it may have missed.
+ * reload what it may have missed. A stream the server refused (the session
+ * ended: back to sign-in; anything else: try again in a few seconds) is
+ * opened anew, since browsers give up on those.
  */
 export function live(types, onEvent, onState) {
-  const es = new EventSource('/v1/events?types=' + types.join(','));
   let wasDown = false;
-  es.onopen = () => {
-    onState && onState('live');
-    if (wasDown) onEvent('reconnected', null);
-    wasDown = false;
+  const open = () => {
+    const es = new EventSource('/v1/events?types=' + types.join(','));
+    es.onopen = () => {
+      onState && onState('live');
+      if (wasDown) onEvent('reconnected', null);
+      wasDown = false;
+    };
+    es.onerror = async () => {
+      wasDown = true;
+      onState && onState('reconnecting');
+      if (es.readyState !== EventSource.CLOSED) return; // the browser retries by itself
+      const r = await fetch('/me', { credentials: 'same-origin', cache: 'no-store' }).catch(() => null);
+      if (r && r.status === 401) toSignIn();
+      else setTimeout(open, 3000);
+    };
+    for (const t of types) {
+      es.addEventListener(t, (e) => {
+        let data = null;
+        try { data = JSON.parse(e.data); } catch (_) { /* keep null */ }
+        onEvent(t, data);
+      });
+    }
   };
-  es.onerror = () => {
-    wasDown = true;
-    onState && onState('reconnecting');
-  };
-  for (const t of types) {
-    es.addEventListener(t, (e) => {
-      let data = null;
-      try { data = JSON.parse(e.data); } catch (_) { /* keep null */ }
-      onEvent(t, data);
-    });
-  }
-  return es;
+  open();
 }
 
 /** debounce runs fn once, delay ms after the last call. */
