@@ -90,5 +90,7 @@ func schema(t testing.TB) string {
 	if strings.Contains(base, "?") {
 		sep = "&"
 	}
-	return fmt.Sprintf("%s%ssearch_path=%s", base, sep, schema)
+	// A small pool per store: test binaries run side by side, each with
+	// several stores (replicas), on one server of 100 connections.
+	return fmt.Sprintf("%s%ssearch_path=%s&pool_max_conns=8", base, sep, schema)
 }
