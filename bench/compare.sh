@@ -60,6 +60,14 @@ fi
 rss() { awk '/^VmRSS/{r=$2} /^VmHWM/{h=$2} END{printf "%.1f %.1f", r/1024, h/1024}' "/proc/$1/status"; }
 # cpu PID -> user+system clock ticks
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# pg_cpu -> clock ticks used by the PostgreSQL backends serving rein_bench
+pg_cpu() {
+  local t=0 p
+  for p in $(ps -u postgres -o pid=,args= 2>/dev/null | awk '/ rein_bench /{print $1}'); do
+    t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 json() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -n1; }
 
 wait_ready() { # URL PID
@@ -74,7 +82,7 @@ wait_ready() { # URL PID
 start_rein() { # NAME PORT [serve flags...]
   local name=$1 port=$2; shift 2
   rm -rf "$OUT/$name"; mkdir -p "$OUT/$name"
-  "$REIN" serve --data "$OUT/$name/data" --listen "127.0.0.1:$port" --policy bench/policy.yaml "$@" \
+  env ${SERVE_ENV:-} "$REIN" serve --data "$OUT/$name/data" --listen "127.0.0.1:$port" --policy bench/policy.yaml "$@" \
     >"$OUT/$name/serve.out" 2>"$OUT/$name/serve.log" &
   local pid=$!
   PIDS+=("$pid")
@@ -93,17 +101,20 @@ echo "starting rein on SQLite (127.0.0.1:$REIN_PORT)"
 start_rein rein-sqlite "$REIN_PORT"
 TARGETS+=(rein-sqlite)
 
-# PostgreSQL: measured when this build of rein supports --db postgres://.
-if command -v psql >/dev/null && psql "${PG_URL%/*}/postgres?sslmode=disable" -qc "DROP DATABASE IF EXISTS rein_bench" -c "CREATE DATABASE rein_bench" >/dev/null 2>&1; then
+# PostgreSQL: one replica on the database PG_URL names (created afresh), with
+# a checkpoint signing key of its own (replicas share one: REIN_AUDIT_KEY).
+PG_ADMIN_URL="${PG_URL%/*}/postgres?sslmode=disable"
+if command -v psql >/dev/null && psql "$PG_ADMIN_URL" -qc "DROP DATABASE IF EXISTS rein_bench" -c "CREATE DATABASE rein_bench" >/dev/null 2>"$OUT/pg-create.err"; then
   PG_PORT=$(free_port $((REIN_PORT + 1)))
   echo "starting rein on PostgreSQL (127.0.0.1:$PG_PORT)"
-  if start_rein rein-postgres "$PG_PORT" --db "$PG_URL" 2>"$OUT/pg-start.err"; then
+  "$REIN" audit keygen >"$OUT/audit.key" 2>/dev/null
+  if SERVE_ENV="REIN_AUDIT_KEY=$(cat "$OUT/audit.key")" start_rein rein-postgres "$PG_PORT" --db "$PG_URL" 2>"$OUT/pg-start.err"; then
     TARGETS+=(rein-postgres)
   else
     echo "rein on PostgreSQL: not measured: $(tail -n1 "$OUT/pg-start.err")"
   fi
 else
-  echo "rein on PostgreSQL: not measured: no PostgreSQL reachable at $PG_URL"
+  echo "rein on PostgreSQL: not measured: cannot create the database rein_bench at $PG_ADMIN_URL: $(tail -n1 "$OUT/pg-create.err" 2>/dev/null)"
 fi
 
 OPA_PORT=$(free_port 28781)
@@ -155,13 +166,13 @@ declare -A IDLE
 for t in "${TARGETS[@]}"; do IDLE[$t]=$(rss "$(pid_of "$t")" | cut -d' ' -f1); done
 
 # --- load ----------------------------------------------------------------------
-printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\n" >"$OUT/runs.tsv"
+printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tpostgres_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\n" >"$OUT/runs.tsv"
 for round in $(seq 1 "$ROUNDS"); do
   for c in $CONC; do
     for t in "${TARGETS[@]}"; do
       pid=$(pid_of "$t")
       res="$OUT/run-$round-$t-$c.json"
-      c0=$(cpu "$pid")
+      c0=$(cpu "$pid") d0=$(pg_cpu)
       # shellcheck disable=SC2046
       "$REIN" bench $(target_flags "$t") --concurrency "$c" --duration "$DUR" --warmup "$WARM" \
         --session "bench-r$round-c$c" --output json >"$res" &
@@ -173,16 +184,21 @@ for round in $(seq 1 "$ROUNDS"); do
         sleep 0.5
       done
       wait "$bpid" || { echo "rein bench against $t failed:"; cat "$res"; exit 1; }
-      c1=$(cpu "$pid")
+      c1=$(cpu "$pid") d1=$(pg_cpu)
       tp=$(json throughput "$res")
       secs=$(awk -v d="${DUR%s}" -v w="${WARM%s}" 'BEGIN{print d+w}')
       cpu_us=$(awk -v t0="$c0" -v t1="$c1" -v tp="$tp" -v s="$secs" -v hz="$(getconf CLK_TCK)" \
         'BEGIN{printf "%.0f", (t1-t0)/hz*1e6/(tp*s)}')
+      db_us=-
+      if [ "$t" = rein-postgres ]; then
+        db_us=$(awk -v t0="$d0" -v t1="$d1" -v tp="$tp" -v s="$secs" -v hz="$(getconf CLK_TCK)" \
+          'BEGIN{printf "%.0f", (t1-t0)/hz*1e6/(tp*s)}')
+      fi
       hwm=$(rss "$pid" | cut -d' ' -f2)
       load=$(cut -d' ' -f1 /proc/loadavg)
-      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
+      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
         "$(json p50_ms "$res")" "$(json p90_ms "$res")" "$(json p99_ms "$res")" "$(json max_ms "$res")" \
-        "$(json errors "$res")" "$cpu_us" "$(json generator_cpu_us_per_check "$res")" "${IDLE[$t]}" "$peak" "$hwm" "$load" | tee -a "$OUT/runs.tsv"
+        "$(json errors "$res")" "$cpu_us" "$(json generator_cpu_us_per_check "$res")" "$db_us" "${IDLE[$t]}" "$peak" "$hwm" "$load" | tee -a "$OUT/runs.tsv"
     done
   done
 done
@@ -190,20 +206,22 @@ done
 # --- table ---------------------------------------------------------------------
 echo
 echo "Ranges over $ROUNDS rounds (min-max); $(nproc) CPUs shared by the servers and the load generator."
-echo "CPU: microseconds of CPU time per check, of the server and of the load generator."
+echo "CPU: microseconds of CPU time per check: the server process, PostgreSQL's backends serving rein (rein-postgres only), the load generator."
 awk -F'\t' 'NR>1 {
   k=$2" "$3
-  if (!(k in n)) { order[++m]=k; tmin[k]=tmax[k]=$4; p50min[k]=p50max[k]=$5; p99min[k]=p99max[k]=$7; cmin[k]=cmax[k]=$10; gmin[k]=gmax[k]=$11; idle[k]=$12; rmax[k]=$13 }
+  if (!(k in n)) { order[++m]=k; tmin[k]=tmax[k]=$4; p50min[k]=p50max[k]=$5; p99min[k]=p99max[k]=$7; cmin[k]=cmax[k]=$10; gmin[k]=gmax[k]=$11; dmin[k]=dmax[k]=$12; idle[k]=$13; rmax[k]=$14 }
   n[k]++
   if ($4<tmin[k]) tmin[k]=$4; if ($4>tmax[k]) tmax[k]=$4
   if ($5<p50min[k]) p50min[k]=$5; if ($5>p50max[k]) p50max[k]=$5
   if ($7<p99min[k]) p99min[k]=$7; if ($7>p99max[k]) p99max[k]=$7
   if ($10<cmin[k]) cmin[k]=$10; if ($10>cmax[k]) cmax[k]=$10
   if ($11<gmin[k]) gmin[k]=$11; if ($11>gmax[k]) gmax[k]=$11
-  if ($13>rmax[k]) rmax[k]=$13
+  if ($12!="-") { if ($12<dmin[k]) dmin[k]=$12; if ($12>dmax[k]) dmax[k]=$12 }
+  if ($14>rmax[k]) rmax[k]=$14
 }
 END {
-  printf "| %-14s | %4s | %-17s | %-13s | %-13s | %-13s | %-13s | %9s | %13s |\n", "server", "conc", "checks/s", "p50 ms", "p99 ms", "server CPU us", "bench CPU us", "idle RSS", "RSS under load"
+  printf "| %-14s | %4s | %-17s | %-13s | %-13s | %-13s | %-13s | %-13s | %9s | %13s |\n", "server", "conc", "checks/s", "p50 ms", "p99 ms", "server CPU us", "PG CPU us", "bench CPU us", "idle RSS", "RSS under load"
   for (i=1;i<=m;i++) { k=order[i]; split(k, a, " ")
-    printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], gmin[k], gmax[k], idle[k], rmax[k] }
+    db = (dmin[k]=="-") ? "-" : sprintf("%5.0f - %5.0f", dmin[k], dmax[k])
+    printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %13s | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], db, gmin[k], gmax[k], idle[k], rmax[k] }
 }' "$OUT/runs.tsv"
