@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
@@ -52,9 +53,9 @@ func init() {
 }
 
 // isTerminal reports whether f is a terminal: progress is shown only there.
+// (A character device is not enough: /dev/null is one.)
 func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
 func runAuditTail(ctx context.Context, e *env, args []string) int {
