@@ -53,7 +53,7 @@ if [ -z "${OPA:-}" ]; then
     GOBIN="$OUT" GOFLAGS=-buildvcs=false go install "github.com/open-policy-agent/opa@$OPA_VERSION"
   fi
 fi
-"$OPA" version | head -1
+"$OPA" version | sed -n 1p
 
 # --- helpers -------------------------------------------------------------------
 # rss PID -> "VmRSS VmHWM" in MiB
@@ -73,7 +73,7 @@ pg_cpu() {
 PG_LOCK="${TMPDIR:-/tmp}/rein-test-postgres.lock"
 pg_hold() { exec 9>>"$PG_LOCK"; flock -s 9; }
 pg_release() { flock -u 9; exec 9>&-; }
-json() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -n1; }
+json() { sed -n "0,/\"$1\": /s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
 
 wait_ready() { # URL PID
   for _ in $(seq 1 100); do
