@@ -44,7 +44,11 @@ var _ rein.Store = (*DB)(nil)
 func Open(ctx context.Context, path string) (*DB, error) {
 	dsn := "file:" + filepath.ToSlash(path) +
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
-	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	// The writer checkpoints the WAL into the database every 10,000 pages
+	// (about 40 MB) rather than SQLite's default 1,000: index pages that
+	// many commits touch are copied once per checkpoint, not ten times.
+	// Measured with rein bench: about a tenth less CPU per check.
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=wal_autocheckpoint(10000)")
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
