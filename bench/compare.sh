@@ -237,3 +237,9 @@ END {
     db = (dmin[k]=="-") ? "-" : sprintf("%5.0f - %5.0f", dmin[k], dmax[k])
     printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %13s | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB | %6d |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], db, gmin[k], gmax[k], idle[k], rmax[k], errs[k] }
 }' "$OUT/runs.tsv"
+
+# Idle again: what each server holds once the load has stopped.
+sleep 5
+printf "Resident memory idle after the runs:"
+for t in "${TARGETS[@]}"; do printf " %s %s MiB;" "$t" "$(rss "$(pid_of "$t")" | cut -d' ' -f1)"; done
+echo
