@@ -45,10 +45,11 @@ type Result struct {
 	URL         string            `json:"url"`
 	Concurrency int               `json:"concurrency"`
 	Warmup      Seconds           `json:"warmup_s"`
-	Duration    Seconds           `json:"duration_s"` // the measured time
-	Checks      uint64            `json:"checks"`     // answered with a decision
-	Errors      uint64            `json:"errors"`     // failed requests and non-200 answers
-	Throughput  float64           `json:"throughput"` // decisions per second
+	Duration    Seconds           `json:"duration_s"`  // the measured time
+	Interrupted bool              `json:"interrupted"` // stopped before the end: Duration is what was measured
+	Checks      uint64            `json:"checks"`      // answered with a decision
+	Errors      uint64            `json:"errors"`      // failed requests and non-200 answers
+	Throughput  float64           `json:"throughput"`  // decisions per second
 	Latency     Latency           `json:"latency"`
 	Decisions   map[string]uint64 `json:"decisions"`
 	// Unexpected counts decisions other than the item's expected one, by
@@ -197,12 +198,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cpu := processCPU() - cpu0
 	close(stopProgress)
 	<-progressDone
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	measured := cfg.Duration
+	interrupted := ctx.Err() != nil
+	if interrupted {
+		// Stopped early (Ctrl-C): the result covers the measured time so far.
+		measured = min(time.Since(measureFrom), cfg.Duration).Truncate(time.Millisecond)
+		if measured < 100*time.Millisecond {
+			return nil, ctx.Err()
+		}
 	}
 
 	res := &Result{Target: cfg.Target.Name, URL: cfg.Target.URL, Concurrency: cfg.Concurrency,
-		Warmup: Seconds(cfg.Warmup), Duration: Seconds(cfg.Duration),
+		Warmup: Seconds(cfg.Warmup), Duration: Seconds(measured), Interrupted: interrupted,
 		Decisions: map[string]uint64{}, Unexpected: map[string]uint64{}, ErrorSamples: []string{}}
 	var h Histogram
 	for _, w := range workers {
@@ -224,7 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if n := answered.Load(); n > 0 {
 		res.GeneratorCPU = float64(cpu.Microseconds()) / float64(n)
 	}
-	res.Throughput = float64(res.Checks) / cfg.Duration.Seconds()
+	res.Throughput = float64(res.Checks) / measured.Seconds()
 	res.Latency = Latency{P50: Millis(h.Percentile(0.50)), P90: Millis(h.Percentile(0.90)),
 		P99: Millis(h.Percentile(0.99)), Max: Millis(h.Max()), Mean: Millis(h.Mean())}
 	return res, nil

@@ -104,3 +104,59 @@ func TestRunCounts(t *testing.T) {
 		t.Errorf("%d connections for 4 workers and %d checks; want keep-alive", c, n.Load())
 	}
 }
+
+// TestRunInterrupted: a run stopped early (Ctrl-C) reports what it measured
+// until then, marked as interrupted.
+func TestRunInterrupted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{"decision":"allow","rule":"files-read"}`))
+	}))
+	defer srv.Close()
+	mix, err := bench.NewMix(bench.Items, map[string]int{"allow": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	res, err := bench.Run(ctx, bench.Config{Target: bench.Rein(srv.URL, "k"), Mix: mix,
+		Concurrency: 2, Duration: time.Minute, Warmup: 100 * time.Millisecond, Session: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := time.Duration(res.Duration)
+	if !res.Interrupted || d < 200*time.Millisecond || d > 2*time.Second || res.Checks == 0 {
+		t.Fatalf("interrupted %v after %s with %d checks", res.Interrupted, d, res.Checks)
+	}
+	if res.Throughput != float64(res.Checks)/d.Seconds() {
+		t.Errorf("throughput %.1f for %d checks in %s", res.Throughput, res.Checks, d)
+	}
+	if len(res.Unexpected) > 0 {
+		// read-file expects allow by files-read, but other allow items
+		// (same decision) are fine: only decisions are compared in runs.
+		t.Errorf("unexpected %v", res.Unexpected)
+	}
+
+	// Stopped during the warm-up: nothing was measured, so no result.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	if _, err := bench.Run(ctx2, bench.Config{Target: bench.Rein(srv.URL, "k"), Mix: mix,
+		Concurrency: 1, Duration: time.Second, Warmup: time.Second, Session: "t"}); err == nil {
+		t.Error("a run stopped in its warm-up returned a result")
+	}
+}
+
+func TestOPADecode(t *testing.T) {
+	opa := bench.OPA("http://x", "rein/bench/decision")
+	a, err := opa.Decode([]byte(`{"result":{"decision":"ask","rule":"payments-large","reason":"r"}}`))
+	if err != nil || a.Decision != "ask" || a.Rule != "payments-large" {
+		t.Fatalf("%+v %v", a, err)
+	}
+	// OPA answers {} for a path with no policy: say so.
+	if _, err := opa.Decode([]byte(`{}`)); err == nil || !strings.Contains(err.Error(), "policy loaded") {
+		t.Fatalf("empty result: %v", err)
+	}
+	if _, err := bench.Rein("http://x", "k").Decode([]byte(`{"error":{"code":"x"}}`)); err == nil {
+		t.Fatal("rein answer without a decision accepted")
+	}
+}

@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestBench runs `rein bench` against a real server deciding with the
@@ -80,6 +84,34 @@ func TestBench(t *testing.T) {
 		}
 		return ""
 	})
+
+	// Ctrl-C in the middle of a run prints what was measured until then.
+	cmd := exec.Command(reinBin, "bench", "--duration", "60s", "--warmup", "200ms", "--concurrency", "4", "--output", "json")
+	cmd.Dir, cmd.Env = moduleRoot, cleanEnv(env...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(commandTimeout):
+		cmd.Process.Kill()
+		t.Fatal("rein bench did not stop on SIGINT")
+	}
+	var part struct {
+		Interrupted bool    `json:"interrupted"`
+		Duration    float64 `json:"duration_s"`
+		Checks      uint64  `json:"checks"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &part); err != nil || cmd.ProcessState.ExitCode() != 1 || !part.Interrupted ||
+		part.Duration <= 0 || part.Duration > 5 || part.Checks == 0 || !strings.Contains(errs.String(), "interrupted") {
+		t.Errorf("rein bench stopped by SIGINT: exit %d %+v %v\nstdout:\n%s\nstderr:\n%s", cmd.ProcessState.ExitCode(), part, err, &out, &errs)
+	}
 
 	// Text output, as a person reads it.
 	txt := rein(t, env, "bench", "--duration", "500ms", "--warmup", "0s", "--concurrency", "2", "--mix", "allow=1")

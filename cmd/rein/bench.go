@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/reinhq/rein/bench"
@@ -19,7 +21,8 @@ func init() {
   rein serve --policy bench/policy.yaml
   export REIN_KEY=$(rein keys create bench --role agent --tenant bench --output json | jq -r .key)
 
-  # 64 concurrent agents for 30 s after a 5 s warm-up:
+  # 64 concurrent agents for 30 s after a 5 s warm-up (Ctrl-C stops early and
+  # prints what was measured so far):
   rein bench --concurrency 64 --duration 30s --warmup 5s
 
   # Only allowed checks, as JSON:
@@ -156,7 +159,9 @@ func runBench(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "\r\033[K%5.0fs  %-9s  %8.0f checks/s  %d errors", p.Elapsed.Seconds(), phase, p.Rate, p.Errors)
 		}
 	}
-	res, err := bench.Run(ctx, cfg)
+	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	res, err := bench.Run(runCtx, cfg)
+	stop()
 	if progress {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -173,6 +178,9 @@ func runBench(ctx context.Context, e *env, args []string) int {
 		printBench(e, res, o.shares)
 	}
 	switch {
+	case res.Interrupted:
+		fmt.Fprintf(e.stderr, "rein bench: interrupted; the result covers the first %s measured\n", time.Duration(res.Duration))
+		return exitNegative
 	case res.Checks == 0:
 		fmt.Fprintf(e.stderr, "rein bench: no check was answered in the measured time\n")
 		return exitNegative
