@@ -214,7 +214,7 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 		}()
 		id = e.pendingApproval(t, "s-ask-reject")
 		mustVote(t, e, "alice", id, "reject", `,"message":"not on a Friday"`)
-		if o := <-done; o.decision() != "deny" {
+		if o := receiveHook(t, done); o.decision() != "deny" {
 			t.Fatalf("rejected: %+v", o)
 		}
 	})
@@ -312,7 +312,7 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 		done <- post("?on_ask=wait&wait=20s", agent, ccInput("h3", "Bash", `{"command":"rm -rf dist"}`))
 	}()
 	mustVote(t, e, "alice", e.pendingApproval(t, "h3"), "approve", "")
-	if o := <-done; o.decision() != "allow" {
+	if o := receiveHook(t, done); o.decision() != "allow" {
 		t.Fatalf("on_ask=wait, approved: %+v", o)
 	}
 
@@ -351,5 +351,19 @@ func mustVote(t *testing.T, e *approvalEnv, who, id, vote, extra string) {
 	t.Helper()
 	if code, body := e.vote(who, id, vote, extra); code != 200 {
 		t.Fatalf("%s votes %s on %s: %d %v", who, vote, id, code, body)
+	}
+}
+
+// receiveHook waits for a hook run on another goroutine. A run that failed
+// there sends nothing (t.Fatalf ends only its goroutine), so the wait is
+// bounded instead of hanging the suite.
+func receiveHook(t *testing.T, done chan hookOutput) hookOutput {
+	t.Helper()
+	select {
+	case o := <-done:
+		return o
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hook did not answer within 30s (or failed on its goroutine; see the errors above)")
+		return hookOutput{}
 	}
 }

@@ -33,13 +33,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, key *rein
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot list approvals: %v", err)
 	}
-	if list == nil {
-		list = []*rein.Approval{}
-	}
-	if len(list) == f.Limit {
-		nextPage(w, r, list[len(list)-1].ID)
-	}
-	writeJSON(w, http.StatusOK, list)
+	writePage(w, r, list, f.Limit, func(x *rein.Approval) string { return x.ID })
 	return nil
 }
 
@@ -154,6 +148,18 @@ func listLimit(v string) (int, error) {
 
 // nextPage points at the next page of a full list: its cursor is in the Link
 // header (rel="next") and in X-Next-Cursor.
+// writePage answers a list, never null; a full page carries the cursor of
+// the next one (X-Next-Cursor and a Link header).
+func writePage[T any](w http.ResponseWriter, r *http.Request, list []T, limit int, id func(T) string) {
+	if list == nil {
+		list = []T{}
+	}
+	if len(list) == limit {
+		nextPage(w, r, id(list[len(list)-1]))
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
 func nextPage(w http.ResponseWriter, r *http.Request, cursor string) {
 	w.Header().Set("X-Next-Cursor", cursor)
 	u := *r.URL

@@ -158,12 +158,6 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, key *rein.Ke
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot list checks: %v", err)
 	}
-	if list == nil {
-		list = []*rein.CheckRecord{}
-	}
-	if len(list) == f.Limit {
-		nextPage(w, r, list[len(list)-1].ID)
-	}
-	writeJSON(w, http.StatusOK, list)
+	writePage(w, r, list, f.Limit, func(x *rein.CheckRecord) string { return x.ID })
 	return nil
 }

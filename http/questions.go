@@ -47,13 +47,7 @@ func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request, key *rein
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot list questions: %v", err)
 	}
-	if list == nil {
-		list = []*rein.Question{}
-	}
-	if len(list) == f.Limit {
-		nextPage(w, r, list[len(list)-1].ID)
-	}
-	writeJSON(w, http.StatusOK, list)
+	writePage(w, r, list, f.Limit, func(x *rein.Question) string { return x.ID })
 	return nil
 }
 

@@ -52,12 +52,6 @@ func (s *Server) getSessionChecks(w http.ResponseWriter, r *http.Request, key *r
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read the session's checks: %v", err)
 	}
-	if list == nil {
-		list = []*rein.CheckRecord{}
-	}
-	if len(list) == limit {
-		nextPage(w, r, list[len(list)-1].ID)
-	}
-	writeJSON(w, http.StatusOK, list)
+	writePage(w, r, list, limit, func(x *rein.CheckRecord) string { return x.ID })
 	return nil
 }
