@@ -7,10 +7,15 @@ import (
 
 // PathFact is what rein reads from one file path (risk.md, Paths).
 type PathFact struct {
-	Path             string `json:"path"`
-	Clean            string `json:"clean"`
-	Sensitive        bool   `json:"sensitive"`
-	OutsideWorkspace bool   `json:"outside_workspace"`
+	Path      string `json:"path"`
+	Clean     string `json:"clean"`
+	Sensitive bool   `json:"sensitive"` // Secret or ExecConfig
+	// Secret: reading the path can reveal a key, credential or secret.
+	Secret bool `json:"secret"`
+	// ExecConfig: writing the path arms later execution (shell start-up
+	// files, scheduled jobs, a tool's or repository's configuration, CI).
+	ExecConfig       bool `json:"exec_config"`
+	OutsideWorkspace bool `json:"outside_workspace"`
 }
 
 // sensitiveNames are file or directory names that hold keys, credentials or
@@ -59,6 +64,8 @@ func ClassifyPath(raw, workspace string) (PathFact, []string) {
 			f.Sensitive = true
 		}
 	}
+	f.ExecConfig = f.Sensitive && rcFiles[path.Base(f.Clean)]
+	f.Secret = f.Sensitive && !f.ExecConfig
 	if workspace != "" {
 		ws := path.Clean(workspace)
 		switch {

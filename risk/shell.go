@@ -710,7 +710,7 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 // files are sensitive to write (persistence), not to read.
 func secretRead(p string) bool {
 	f, _ := ClassifyPath(p, "")
-	return f.Sensitive && !rcFiles[path.Base(f.Clean)]
+	return f.Secret
 }
 
 // redirects tags the redirections of a statement: overwriting system files
