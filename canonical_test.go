@@ -119,3 +119,125 @@ func randomValue(r *rand.Rand, depth int) any {
 		return a
 	}
 }
+
+// TestArgNumbersAreExactOrRefused: a number in a check's arguments is either
+// kept at its exact value through decoding, canonicalisation and hashing, or
+// refused with a 400 that says why. Two different values never share an
+// action hash.
+func TestArgNumbersAreExactOrRefused(t *testing.T) {
+	cases := []struct {
+		in     string
+		canon  string // the canonical form when accepted
+		refuse string // part of the message when refused
+	}{
+		{"0", "0", ""},
+		{"-1", "-1", ""},
+		{"9007199254740992", "9007199254740992", ""},
+		{"-9007199254740992", "-9007199254740992", ""},
+		{"9007199254740993", "", "too large to be exact"},
+		{"-9007199254740993", "", "too large to be exact"},
+		{"18446744073709551616", "", "too large to be exact"},
+		// Beyond 2^53 written as a decimal: the double is ...992.
+		{"9007199254740993.0", "", "reads as 9.007199254740992e+15"},
+		{"9007199254740992.0", "9007199254740992", ""},
+		{"9.007199254740993e15", "", "cannot be kept exactly"},
+		{"1e400", "", "out of range"},
+		{"-1e400", "", "out of range"},
+		{"1e-400", "", "reads as 0"},
+		{"4.9e-324", "", "reads as 5e-324"},
+		{"5e-324", "5e-324", ""},
+		{"1.7976931348623157e308", "1.7976931348623157e+308", ""},
+		// Decimals: the shortest form that reads back is what counts.
+		{"0.1", "0.1", ""},
+		{"0.10", "0.1", ""},
+		{"0.1000000000000000055511151231257827", "", "reads as 0.1"},
+		{"0.30000000000000004", "0.30000000000000004", ""},
+		{"3.141592653589793238462643383279", "", "reads as 3.141592653589793"},
+		{"123456789.123456789", "", "reads as 1.2345678912345679e+08"},
+		{"1.5", "1.5", ""},
+		{"1e2", "100", ""},
+		{"1E2", "100", ""},
+		{"1.0", "1", ""},
+		{"12345678901234567890e-5", "", "cannot be kept exactly"},
+		{"1e21", "1e+21", ""},
+		{"2.5e-7", "2.5e-7", ""},
+		{"1e999999999999999999999", "", "out of range"},
+		// Negative zero: canonical JSON writes 0, so it is refused.
+		{"-0", "", "negative zero"},
+		{"-0.0", "", "negative zero"},
+		{"-0e10", "", "negative zero"},
+		{"-0.000e-3", "", "negative zero"},
+		{"0.0", "0", ""},
+	}
+	hashes := map[string]string{}
+	for _, c := range cases {
+		body := `{"tool":"t","args":{"n":` + c.in + `}}`
+		req, err := DecodeCheck([]byte(body))
+		if err == nil {
+			_, err = ParseArgs(req.Args)
+		}
+		if c.refuse != "" {
+			if err == nil || ErrorCode(err) != ECodeBadRequest || !strings.Contains(err.Error(), c.refuse) {
+				t.Errorf("%s: %v, want a 400 saying %q", c.in, err, c.refuse)
+			}
+			// The argument parser refuses it on its own too (entry points
+			// other than POST /v1/check).
+			if _, perr := ParseArgs(json.RawMessage(`{"n":` + c.in + `}`)); perr == nil {
+				t.Errorf("ParseArgs accepted %s", c.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: refused: %v", c.in, err)
+			continue
+		}
+		canon, err := Canonical(req.Args)
+		if err != nil || string(canon) != `{"n":`+c.canon+`}` {
+			t.Errorf("%s: canonical %s (%v), want {\"n\":%s}", c.in, canon, err, c.canon)
+		}
+		h, _ := ActionHash("acme", "a", "", "t", canon)
+		if other, ok := hashes[h]; ok && !sameDecimal(other, c.in) {
+			t.Errorf("%s and %s share an action hash", other, c.in)
+		}
+		hashes[h] = c.in
+	}
+}
+
+func TestSameDecimal(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"1", "1.0", true}, {"100", "1e2", true}, {"0.1", "1e-1", true}, {"0", "-0.0", true}, {"0", "0e5", true},
+		{"1", "-1", false}, {"1", "10", false}, {"0.1", "0.01", false}, {"9007199254740993", "9.007199254740992e+15", false},
+		{"1e99999999999", "1e99999999999", false}, // exponents that large are not compared: refused
+	} {
+		if got := sameDecimal(c.a, c.b); got != c.want {
+			t.Errorf("sameDecimal(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+}
+
+// FuzzArgNumbers: a number parseNumber accepts keeps its exact value in the
+// canonical form, so no two different accepted numbers can share a hash.
+func FuzzArgNumbers(f *testing.F) {
+	for _, s := range []string{"0", "1.5", "9007199254740993.0", "0.1", "1e21", "5e-324", "-2.5e-7", "123456789.123456789", "1e-400"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || !strings.ContainsAny(s, "0123456789") || strings.ContainsAny(s, `"[]{}tfn`) {
+			return
+		}
+		s = strings.TrimSpace(s)
+		if _, err := parseNumber(json.Number(s)); err != nil {
+			return
+		}
+		canon, err := AppendCanonicalJSON(nil, []byte(s))
+		if err != nil {
+			t.Fatalf("%s accepted but not canonicalised: %v", s, err)
+		}
+		if !sameDecimal(s, string(canon)) {
+			t.Fatalf("%s accepted but canonicalised as %s", s, canon)
+		}
+	})
+}

@@ -10,8 +10,12 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Limits on a check's fields. They keep one request's cost bounded; each is
@@ -41,9 +45,12 @@ type CheckRequest struct {
 	Cost      *float64          `json:"cost,omitempty"`
 	RequestID string            `json:"request_id,omitempty"`
 	WaitMS    int64             `json:"wait_ms,omitempty"`
+	// Batch groups the checks of one agent turn, so that approvers can
+	// decide its approvals together (approvals.md). Not part of the action.
+	Batch string `json:"batch,omitempty"`
 }
 
-var checkFields = "tool, args, session, agent, intent, labels, cost, request_id, wait_ms"
+var checkFields = "tool, args, session, agent, intent, labels, cost, request_id, wait_ms, batch"
 
 // DecodeCheck parses and validates a check body strictly: unknown fields,
 // duplicate keys, trailing data, wrong types and values out of range are all
@@ -59,6 +66,10 @@ func DecodeCheck(body []byte) (*CheckRequest, error) {
 	return &req, nil
 }
 
+// Validate checks a request's fields as DecodeCheck does; entry points that
+// build a CheckRequest themselves (hooks, gateways) call it too.
+func (r *CheckRequest) Validate() error { return r.validate() }
+
 func (r *CheckRequest) validate() error {
 	if r.Tool == "" {
 		return Errorf(ECodeBadRequest, `"tool" is required: name the tool or action, e.g. "shell.exec"`)
@@ -72,6 +83,9 @@ func (r *CheckRequest) validate() error {
 	if err := checkText("agent", r.Agent, MaxAgentLen); err != nil {
 		return err
 	}
+	if err := checkText("batch", r.Batch, MaxSessionLen); err != nil {
+		return err
+	}
 	if len(r.Intent) > MaxIntentLen {
 		return Errorf(ECodeBadRequest, `"intent" is %d bytes; the limit is %d`, len(r.Intent), MaxIntentLen)
 	}
@@ -81,6 +95,12 @@ func (r *CheckRequest) validate() error {
 	for k, v := range r.Labels {
 		if k == "" || len(k) > MaxLabelLen || len(v) > MaxLabelLen {
 			return Errorf(ECodeBadRequest, `label %.40q: keys must be 1..%d bytes and values at most %d bytes`, k, MaxLabelLen, MaxLabelLen)
+		}
+		if err := CheckName("labels", k); err != nil {
+			return err
+		}
+		if err := CheckName("labels."+k, v); err != nil {
+			return err
 		}
 	}
 	if r.Cost != nil && (*r.Cost < 0 || math.IsInf(*r.Cost, 0) || math.IsNaN(*r.Cost)) {
@@ -101,18 +121,52 @@ func (r *CheckRequest) validate() error {
 	return nil
 }
 
-// checkText rejects over-long values (counted in characters) and control
-// characters, which have no place in names and would make logs and consoles lie.
+// checkText rejects over-long values (counted in characters) and the
+// characters of hiddenRunes, which have no place in names and would make
+// logs, consoles and approval messages lie.
 func checkText(field, s string, max int) error {
 	if n := utf8.RuneCountInString(s); n > max {
 		return Errorf(ECodeBadRequest, "%q is %d characters; the limit is %d", field, n, max)
 	}
+	return CheckName(field, s)
+}
+
+// CheckName refuses a name (a tool, session, agent, request id or label)
+// that holds a character of hiddenRunes, naming the field and the code point.
+func CheckName(field, s string) error {
 	for _, c := range s {
-		if c < 0x20 || c == 0x7f {
-			return Errorf(ECodeBadRequest, "%q contains a control character; send printable text", field)
+		for _, h := range hiddenRunes {
+			if h.is(c) {
+				return Errorf(ECodeBadRequest, "%q contains U+%04X, %s; names must be printable text without it", field, c, h.what)
+			}
 		}
 	}
 	return nil
+}
+
+// hiddenRunes are characters a name is refused for, because they are
+// invisible, reorder or break the text around them, or stand for text that
+// was not valid Unicode. Sources: the Unicode general categories Cc, Cf, Zl
+// and Zp (Unicode Standard, chapter 4.5, as Go's unicode tables give them),
+// which hold the C0 and C1 controls (U+0085 NEXT LINE among them), the
+// bidirectional controls of UAX #9 (U+200E, U+200F, U+202A-U+202E,
+// U+2066-U+2069; "Trojan Source", CVE-2021-42574) and the zero-width
+// characters (U+200B-U+200D, U+2060, U+FEFF); and U+FFFD, which
+// encoding/json puts in place of a lone surrogate escape ("\ud800"), so two
+// different requests would name the same thing.
+var hiddenRunes = []struct {
+	is   func(rune) bool
+	what string
+}{
+	{func(c rune) bool { return unicode.Is(unicode.Cc, c) }, "a control character"},
+	{func(c rune) bool {
+		return c >= 0x202A && c <= 0x202E || c >= 0x2066 && c <= 0x2069 || c == 0x200E || c == 0x200F || c == 0x061C
+	},
+		"a bidirectional control (it reorders the text shown around it)"},
+	{func(c rune) bool { return c >= 0x200B && c <= 0x200D || c == 0x2060 || c == 0xFEFF }, "a zero-width character"},
+	{func(c rune) bool { return unicode.Is(unicode.Cf, c) }, "an invisible format character"},
+	{func(c rune) bool { return unicode.Is(unicode.Zl, c) || unicode.Is(unicode.Zp, c) }, "a line or paragraph separator"},
+	{func(c rune) bool { return c == utf8.RuneError }, "the replacement character (the text was not valid Unicode, e.g. a lone \\uD800 escape)"},
 }
 
 // DecodeStrict decodes one JSON value into v, rejecting invalid UTF-8,
@@ -225,7 +279,8 @@ func CheckJSON(body []byte) error {
 	type frame struct {
 		object bool
 		keys   map[string]struct{}
-		expect bool // in an object: the next string token is a key
+		folded map[string]string // each key case-folded in NFKC form -> the key
+		expect bool              // in an object: the next string token is a key
 	}
 	var stack []*frame
 	for {
@@ -250,6 +305,15 @@ func CheckJSON(body []byte) error {
 				return Errorf(ECodeBadRequest, "duplicate key %q in a JSON object; send each key once", key)
 			}
 			top.keys[key] = struct{}{}
+			// Keys that differ only in case or Unicode form ("command" and
+			// "Command", "ｃommand") are one key to case-insensitive
+			// decoders (Go's encoding/json among them) and two to rein:
+			// a tool could run the one rein did not judge.
+			f := strings.ToLower(norm.NFKC.String(key))
+			if other, clash := top.folded[f]; clash {
+				return Errorf(ECodeBadRequest, "keys %q and %q of one JSON object differ only in case or Unicode form, and tools may read either; send one", other, key)
+			}
+			top.folded[f] = key
 			top.expect = false
 			continue
 		}
@@ -260,7 +324,7 @@ func CheckJSON(body []byte) error {
 		case json.Delim:
 			switch t {
 			case '{':
-				stack = append(stack, &frame{object: true, keys: map[string]struct{}{}, expect: true})
+				stack = append(stack, &frame{object: true, keys: map[string]struct{}{}, folded: map[string]string{}, expect: true})
 			case '[':
 				stack = append(stack, &frame{})
 			case ']', '}':
@@ -275,7 +339,13 @@ func CheckJSON(body []byte) error {
 }
 
 // parseNumber returns an int64 for integers within ±2^53 and a float64 for
-// other finite numbers.
+// other numbers whose value a double holds exactly as written (after
+// rounding to the shortest decimal that reads back as the same double).
+// Anything else is refused: a number that a double cannot carry would be
+// read, canonicalised and hashed as a different one, and two different
+// actions would share an action hash. Negative zero is refused too: the
+// canonical form writes it as 0. Numbers are values, so 1, 1.0 and 1e0
+// are the same argument (written 1 in the canonical form).
 func parseNumber(n json.Number) (any, error) {
 	s := n.String()
 	if !strings.ContainsAny(s, ".eE") {
@@ -283,18 +353,74 @@ func parseNumber(n json.Number) (any, error) {
 		if err != nil || i > MaxSafeInteger || i < -MaxSafeInteger {
 			return nil, Errorf(ECodeBadRequest, "integer %.40s is too large to be exact in JSON; send it as a string", s)
 		}
+		if i == 0 && s[0] == '-' {
+			return nil, negativeZero(s)
+		}
 		return i, nil
 	}
 	f, err := n.Float64()
 	if err != nil || math.IsInf(f, 0) {
 		return nil, Errorf(ECodeBadRequest, "number %.40s is out of range; send it as a string", s)
 	}
+	if f == 0 && math.Signbit(f) && isZero(s) {
+		return nil, negativeZero(s)
+	}
+	if short := strconv.FormatFloat(f, 'g', -1, 64); !sameDecimal(s, short) {
+		return nil, Errorf(ECodeBadRequest, "number %.40s cannot be kept exactly: as a JSON number (an IEEE double) it reads as %s, and would be checked and hashed as that; send it as a string, or with at most 17 significant digits", s, short)
+	}
 	return f, nil
+}
+
+func negativeZero(s string) error {
+	return Errorf(ECodeBadRequest, "number %.40s is a negative zero, which canonical JSON writes as 0; send 0", s)
+}
+
+// isZero reports whether a JSON number's digits are all zeros.
+func isZero(s string) bool {
+	m, _, _ := strings.Cut(strings.ToLower(s), "e")
+	return strings.Trim(m, "-+0.") == ""
+}
+
+// sameDecimal reports whether two decimal numbers (JSON or Go 'g' syntax)
+// have the same value, comparing their digits exactly.
+func sameDecimal(a, b string) bool {
+	an, ad, ae, aok := decimalParts(a)
+	bn, bd, be, bok := decimalParts(b)
+	return aok && bok && ad == bd && (ad == "" || an == bn && ae == be)
+}
+
+// decimalParts reads a decimal number as sign, significant digits (no
+// leading or trailing zeros; "" for zero) and the power of ten of the last
+// digit.
+func decimalParts(s string) (neg bool, digits string, exp int, ok bool) {
+	neg = strings.HasPrefix(s, "-")
+	s = strings.TrimLeft(s, "+-")
+	mant, e, hasExp := strings.Cut(strings.ToLower(s), "e")
+	if hasExp {
+		n, err := strconv.Atoi(e)
+		if err != nil || n > 1<<20 || n < -(1<<20) {
+			return false, "", 0, false
+		}
+		exp = n
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits = strings.TrimLeft(intPart+frac, "0")
+	exp -= len(frac)
+	trimmed := strings.TrimRight(digits, "0")
+	exp += len(digits) - len(trimmed)
+	return neg, trimmed, exp, true
 }
 
 // ParseArgs decodes a JSON object into Go values for policy evaluation: objects
 // as map[string]any, arrays as []any, integers as int64, other numbers as float64.
 func ParseArgs(raw json.RawMessage) (map[string]any, error) {
+	// Every entry point's arguments meet the rules of POST /v1/check: no
+	// duplicate keys, none that differ only in case, exact numbers.
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := CheckJSON(raw); err != nil {
+			return nil, err
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var m map[string]any

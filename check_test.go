@@ -2,6 +2,7 @@ package rein
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestDecodeCheck(t *testing.T) {
 		{"missing tool", `{"args":{}}`, `"tool" is required`},
 		{"long tool", `{"tool":"` + strings.Repeat("t", 257) + `"}`, `"tool" is 257 characters`},
 		{"256 characters of two bytes each", `{"tool":"` + strings.Repeat("é", 256) + `"}`, ""},
-		{"field name in another case", `{"tool":"fs.read","Tool":"deploy"}`, `unknown field "Tool"`},
+		{"field name in another case", `{"tool":"fs.read","Tool":"deploy"}`, `keys "tool" and "Tool"`},
 		{"upper-case field", `{"TOOL":"fs.read"}`, `unknown field "TOOL"`},
 		{"control char", `{"tool":"a\u0007b"}`, "control character"},
 		{"args string", `{"tool":"x","args":"ls"}`, `"args" must be a JSON object`},
@@ -32,6 +33,9 @@ func TestDecodeCheck(t *testing.T) {
 		{"duplicate top-level key", `{"tool":"x","tool":"y"}`, `duplicate key "tool"`},
 		{"duplicate nested key", `{"tool":"x","args":{"a":{"b":1,"b":2}}}`, `duplicate key "b"`},
 		{"same key in sibling objects is fine", `{"tool":"x","args":{"a":{"b":1},"c":{"b":2}}}`, ""},
+		{"keys differing in case", `{"tool":"x","args":{"command":"ls","Command":"rm -rf /"}}`, `keys "command" and "Command"`},
+		{"keys differing in Unicode form", `{"tool":"x","args":{"command":"ls","ｃommand":"rm -rf /"}}`, "differ only in case or Unicode form"},
+		{"nested keys differing in case", `{"tool":"x","args":{"env":{"PATH":"/bin","path":"/tmp"}}}`, "differ only in case"},
 		{"unsafe integer", `{"tool":"x","args":{"n":9007199254740993}}`, "too large to be exact"},
 		{"safe integer", `{"tool":"x","args":{"n":9007199254740992}}`, ""},
 		{"huge float", `{"tool":"x","args":{"n":1e400}}`, "out of range"},
@@ -132,6 +136,15 @@ func TestNewIDSortsAndDiffers(t *testing.T) {
 	if a == b || len(a) != 30 || !strings.HasPrefix(a, "chk_") {
 		t.Errorf("ids %s %s", a, b)
 	}
+	// Many ids in the same millisecond still sort in the order they were made.
+	prev := NewID("chk")
+	for range 10000 {
+		next := NewID("chk")
+		if next <= prev {
+			t.Fatalf("id %s made after %s sorts before it", next, prev)
+		}
+		prev = next
+	}
 }
 
 func TestEntryEncodeIsCanonical(t *testing.T) {
@@ -143,5 +156,63 @@ func TestEntryEncodeIsCanonical(t *testing.T) {
 	want := `{"actor":"builder","data":{"a":"x","cost":"0.25","z":1},"index":7,"kind":"check","policy_version":"","subject":"chk_1","tenant":"acme","ts":"0001-01-01T00:00:00.000000Z","v":1}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+// TestNamesRefuseHiddenCharacters: control, bidirectional, zero-width and
+// other format characters are refused in every name of a check, with a 400
+// that names the field and the code point.
+func TestNamesRefuseHiddenCharacters(t *testing.T) {
+	hidden := []struct {
+		r    rune
+		what string
+	}{
+		{0x0007, "control character"}, {0x007F, "control character"},
+		{0x0085, "control character"}, {0x009B, "control character"}, // NEXT LINE, C1 CSI
+		{0x202E, "bidirectional"}, {0x202A, "bidirectional"}, {0x202D, "bidirectional"},
+		{0x2066, "bidirectional"}, {0x2067, "bidirectional"}, {0x2068, "bidirectional"}, {0x2069, "bidirectional"},
+		{0x200E, "bidirectional"}, {0x200F, "bidirectional"}, {0x061C, "bidirectional"},
+		{0x200B, "zero-width"}, {0x200C, "zero-width"}, {0x200D, "zero-width"}, {0x2060, "zero-width"}, {0xFEFF, "zero-width"},
+		{0x00AD, "format character"}, {0x180E, "format character"}, {0xE0001, "format character"}, // soft hyphen, Mongolian vowel separator, language tag
+		{0x2028, "line or paragraph separator"}, {0x2029, "line or paragraph separator"},
+		{0xFFFD, "replacement character"},
+	}
+	fields := []struct {
+		name string
+		body func(v string) map[string]any
+	}{
+		{"tool", func(v string) map[string]any { return map[string]any{"tool": v} }},
+		{"session", func(v string) map[string]any { return map[string]any{"tool": "x", "session": v} }},
+		{"agent", func(v string) map[string]any { return map[string]any{"tool": "x", "agent": v} }},
+		{"request_id", func(v string) map[string]any { return map[string]any{"tool": "x", "request_id": v} }},
+		{"labels", func(v string) map[string]any { return map[string]any{"tool": "x", "labels": map[string]string{v: "x"}} }},
+		{"labels.env", func(v string) map[string]any {
+			return map[string]any{"tool": "x", "labels": map[string]string{"env": v}}
+		}},
+	}
+	for _, h := range hidden {
+		for _, f := range fields {
+			raw, _ := json.Marshal(f.body("a" + string(h.r) + "b"))
+			_, err := DecodeCheck(raw)
+			code := fmt.Sprintf("U+%04X", h.r)
+			if err == nil || ErrorCode(err) != ECodeBadRequest || !strings.Contains(err.Error(), `"`+f.name+`"`) ||
+				!strings.Contains(err.Error(), code) || !strings.Contains(err.Error(), h.what) {
+				t.Errorf("%s with %s: %v, want a 400 naming the field, %s and %q", f.name, code, err, code, h.what)
+			}
+		}
+	}
+	// A lone surrogate escape arrives as U+FFFD: refused, not merged with
+	// another lone surrogate.
+	if _, err := DecodeCheck([]byte(`{"tool":"x","session":"a\ud800"}`)); err == nil || !strings.Contains(err.Error(), "U+FFFD") {
+		t.Errorf("lone surrogate in session: %v", err)
+	}
+	// Printable text of any script stays accepted, as do emoji without joiners.
+	for _, ok := range []string{"déploiement", "部署", "نشر", "развёртывание", "build 🚀", "a b", "tab-free.name_1:2/3@x"} {
+		for _, f := range fields {
+			raw, _ := json.Marshal(f.body(ok))
+			if _, err := DecodeCheck(raw); err != nil {
+				t.Errorf("%s %q: %v", f.name, ok, err)
+			}
+		}
 	}
 }

@@ -25,6 +25,14 @@ const (
 	KindServerStarted     = "server.started"
 	KindSigningKeyRotated = "signing_key.rotated"
 	KindAgentStep         = "agent.step"
+	KindSessionEnded      = "session.ended"
+	KindApprovalEscalated = "approval.escalated"
+	KindReviewCreated     = "review.created"
+	KindDelegationCreated = "delegation.created"
+	KindDelegationRevoked = "delegation.revoked"
+	KindReviewDecided     = "review.decided"
+	KindProposalCreated   = "proposal.created"
+	KindProposalDecided   = "proposal.decided"
 )
 
 // Entry is one audit log entry before it has an index. The store assigns the

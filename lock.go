@@ -1,9 +1,10 @@
 package rein
 
 import (
-	"path"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/risk"
 )
 
 // Lock is a kill switch: while it is active, every check it matches is
@@ -25,7 +26,7 @@ type Lock struct {
 type LockTarget struct {
 	Agent   string `json:"agent,omitempty"`   // the agent and its sub-agents (<agent>/...)
 	Session string `json:"session,omitempty"` // one session
-	Tool    string `json:"tool,omitempty"`    // a glob, as path.Match reads it
+	Tool    string `json:"tool,omitempty"`    // a glob as policy reads tool names: '*' matches any run, '/' and '.' included
 }
 
 // Active reports whether the lock is in force at now.
@@ -46,7 +47,7 @@ func (l *Lock) Matches(tenant, agent, session, tool string, now time.Time) bool 
 		return false
 	}
 	if t.Tool != "" {
-		if ok, _ := path.Match(t.Tool, tool); !ok {
+		if !risk.Glob(t.Tool, tool) {
 			return false
 		}
 	}

@@ -12,8 +12,19 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// Version is the release of this binary; the build may override it with -ldflags.
-var Version = "0.1.0-dev"
+// DevVersion is the version of a build that was not stamped.
+const DevVersion = "0.1.0-dev"
+
+// The release this binary was built as. A release build stamps all three
+// with -ldflags "-X github.com/reinhq/rein.Version=... -X ...Commit=...
+// -X ...BuildDate=..." (see the Makefile); a plain go build leaves Commit and
+// BuildDate empty and `rein version` falls back to what the Go toolchain
+// recorded in the binary (runtime/debug.ReadBuildInfo).
+var (
+	Version   = DevVersion
+	Commit    = ""
+	BuildDate = ""
+)
 
 // Decision is rein's answer to a check.
 type Decision string
@@ -128,6 +139,10 @@ type CheckRecord struct {
 	KeyID  string       `json:"-"`
 	// Taints is true when the check, if allowed, taints its session.
 	Taints bool `json:"-"`
+	// Review, when set, is a review after the fact of this allowed check,
+	// stored in the same transaction (its review.created entry is among
+	// the check's entries).
+	Review *Review `json:"-"`
 }
 
 // CheckInput is the request as rein understood it, after validation.
@@ -140,6 +155,7 @@ type CheckInput struct {
 	Labels    map[string]string `json:"labels"`
 	Cost      float64           `json:"cost"`
 	RequestID string            `json:"request_id"`
+	Batch     string            `json:"batch,omitempty"`
 }
 
 // ShadowMatch is a rule in `mode: shadow` that matched: what it would have done.
@@ -188,6 +204,39 @@ type Approval struct {
 	ResolvedAt     *time.Time      `json:"resolved_at"`
 	GrantExpiresAt *time.Time      `json:"grant_expires_at"`
 	ConsumedAt     *time.Time      `json:"consumed_at"`
+	// Grants are the scopes approvers may choose; Grant is the one the
+	// approval resolved with ("once" or ""; "session"; a window), and Uses
+	// how often a scoped grant was used.
+	Grants []string `json:"grants"`
+	Grant  string   `json:"grant"`
+	Uses   int      `json:"uses"`
+	// Batch is the agent turn the asking check belonged to, if it said.
+	Batch string `json:"batch,omitempty"`
+	// Asks are the rules that asked, each with its reason and the approver
+	// set it requires (ApproverSets combines them).
+	Asks []AskingRule `json:"asks,omitempty"`
+	// Escalations add approvers as time passes (approval: escalate); Escalated
+	// is how many of them have been announced.
+	Escalations []Escalation `json:"escalations,omitempty"`
+	Escalated   int          `json:"escalated,omitempty"`
+	// StepUp: an approving or editing vote counts only when the voter
+	// confirmed it with a passkey (approval: step_up).
+	StepUp bool `json:"step_up,omitempty"`
+}
+
+// AskingRule is one rule that asked for an approval: why, and whom.
+type AskingRule struct {
+	Rule      string   `json:"rule"`
+	Tier      string   `json:"tier"`
+	Reason    string   `json:"reason"`
+	Approvers []string `json:"approvers"`
+}
+
+// Escalation makes more people eligible when an approval has waited After:
+// each approver set also accepts Approvers from then on.
+type Escalation struct {
+	After     time.Duration `json:"after_ns"`
+	Approvers []string      `json:"approvers"`
 }
 
 // Vote is one approver's vote on an approval.
@@ -201,7 +250,13 @@ type Vote struct {
 	Vote    string          `json:"vote"`
 	Message string          `json:"message"`
 	Args    json.RawMessage `json:"args,omitempty"`
-	At      time.Time       `json:"at"`
+	Grant   string          `json:"grant,omitempty"` // the scope an approving vote chose
+	// OnBehalfOf is the delegator when a delegate voted (By): the vote counts
+	// as the delegator's.
+	OnBehalfOf string `json:"on_behalf_of,omitempty"`
+	// StepUp is set when the voter confirmed the vote with a passkey.
+	StepUp bool      `json:"step_up,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Counting returns the approving votes that count: those cast since the
@@ -351,6 +406,36 @@ type Store interface {
 	// many earlier checks of the action hash it holds. RecordCheck keeps
 	// sessions up to date in the same transaction as the check.
 	SessionState(ctx context.Context, tenant, id, actionHash string) (*Session, int64, error)
+	// EndSession marks a session ended (ErrNotFound when it has no checks,
+	// a conflict when it already ended) and appends e.
+	EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *Entry) (*Session, error)
+	// CreateDelegation stores a delegation with its audit entries.
+	CreateDelegation(ctx context.Context, d *Delegation, entries []*Entry) error
+	// Delegations lists a tenant's delegations (tenant *: every tenant's),
+	// revoked and expired ones included, newest first.
+	Delegations(ctx context.Context, tenant string) ([]*Delegation, error)
+	// RevokeDelegation ends a delegation (ErrNotFound, or a conflict when it
+	// was revoked already) and appends e.
+	RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *Entry) (*Delegation, error)
+	// CreateReview stores a new review with its audit entries.
+	CreateReview(ctx context.Context, r *Review, entries []*Entry) error
+	// Review returns one review (ErrNotFound).
+	Review(ctx context.Context, id string) (*Review, error)
+	// Reviews lists a tenant's reviews (tenant * : every tenant's), newest first.
+	Reviews(ctx context.Context, tenant string, f ReviewFilter) ([]*Review, error)
+	// ChangeReview applies change to a review and appends its entries, in one
+	// transaction.
+	ChangeReview(ctx context.Context, id string, change ReviewChange) (*Review, error)
+	// CreateProposal stores a new proposal with its audit entries.
+	CreateProposal(ctx context.Context, p *Proposal, entries []*Entry) error
+	// Proposal returns one proposal (ErrNotFound).
+	Proposal(ctx context.Context, id string) (*Proposal, error)
+	// Proposals lists a tenant's proposals (tenant *: every tenant's),
+	// newest first; f.Status and f.Agent filter.
+	Proposals(ctx context.Context, tenant string, f ListFilter) ([]*Proposal, error)
+	// ChangeProposal applies change to a proposal and appends its entries,
+	// in one transaction.
+	ChangeProposal(ctx context.Context, id string, change ProposalChange) (*Proposal, error)
 	// SessionChecks lists a session's checks, newest first.
 	SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*CheckRecord, error)
 	// Checks lists a tenant's checks ("*": every tenant) that pass the

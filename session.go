@@ -1,6 +1,11 @@
 package rein
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
 
 // Session is what rein knows of one session (a run, a conversation): the
 // history policy sees as session.* and GET /v1/sessions/{id} returns.
@@ -15,6 +20,34 @@ type Session struct {
 	Checks    int64     `json:"checks"`  // checks of any decision
 	StartedAt time.Time `json:"started_at"`
 	LastAt    time.Time `json:"last_at"`
+	// EndedAt is set when the agent or an admin ended the session
+	// (POST /v1/sessions/{id}/end): later checks in it are denied.
+	EndedAt *time.Time `json:"ended_at,omitempty"`
+	EndedBy string     `json:"ended_by,omitempty"`
+}
+
+// Record adds a recorded check to the session's counters. Both stores call
+// it inside the transaction that records the check.
+func (s *Session) Record(rec *CheckRecord) {
+	s.Checks++
+	s.LastAt = rec.CreatedAt
+	switch {
+	case rec.Decision.Allows():
+		s.Calls++
+		s.Cost += rec.Check.Cost
+		s.Tainted = s.Tainted || rec.Taints
+	case rec.Decision == Deny:
+		s.Denials++
+	}
+}
+
+// End closes the session; ending it twice is a conflict.
+func (s *Session) End(by string, at time.Time) error {
+	if s.EndedAt != nil {
+		return Errorf(ECodeConflict, "session %s already ended at %s", s.ID, s.EndedAt.UTC().Format(time.RFC3339))
+	}
+	s.EndedAt, s.EndedBy = &at, by
+	return nil
 }
 
 // CheckResult is what an agent reports after running an allowed action
@@ -23,6 +56,26 @@ type CheckResult struct {
 	Status  string   `json:"status"` // succeeded or failed
 	Summary string   `json:"summary"`
 	Cost    *float64 `json:"cost"`
+	// Args are the arguments the agent actually executed, or ArgsHash their
+	// hash ("sha256:" + hex SHA-256 of the canonical JSON). rein keeps only
+	// the hash, compares it with the allowed arguments' and sets ArgsMatch.
+	Args      json.RawMessage `json:"args,omitempty"`
+	ArgsHash  string          `json:"args_hash,omitempty"`
+	ArgsMatch *bool           `json:"args_match,omitempty"`
+}
+
+// ArgsHash is "sha256:" + hex SHA-256 of the canonical JSON (RFC 8785) of
+// the arguments: how a result names what ran without repeating it. The
+// arguments are canonicalised here, so stored arguments (which json.Marshal
+// may have written with other escapes) hash as the agent computes it. Text
+// that is not JSON is hashed as it is: it matches no canonical hash.
+func ArgsHash(args json.RawMessage) string {
+	canon, err := Canonical(args)
+	if err != nil {
+		canon = args
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // WebhookDelivery is one attempt to deliver an event to a webhook target,

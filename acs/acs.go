@@ -6,6 +6,7 @@
 package acs
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -55,8 +56,10 @@ var Evaluated = append([]string{MethodToolCall}, Recorded...)
 
 // Error is a JSON-RPC error.
 type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code      int            `json:"code"`
+	Message   string         `json:"message"`
+	Data      map[string]any `json:"data,omitempty"`
+	Signature *Signature     `json:"signature,omitempty"`
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
@@ -79,6 +82,7 @@ type Params struct {
 	RequestID  string          `json:"request_id"`
 	Timestamp  string          `json:"timestamp"`
 	Nonce      string          `json:"nonce,omitempty"`
+	Signature  *Signature      `json:"signature,omitempty"`
 	Metadata   Metadata        `json:"metadata"`
 	Payload    json.RawMessage `json:"payload"`
 }
@@ -112,6 +116,10 @@ type Result struct {
 	AskDetails       *AskDetails       `json:"ask_details,omitempty"`
 	Payload          any               `json:"payload,omitempty"`
 	Metadata         *ResultMetadata   `json:"metadata,omitempty"`
+	// ChainHash is the session's audit chain head after this step's
+	// ContextEntry (§8.6), covered by Signature.
+	ChainHash string     `json:"chain_hash,omitempty"`
+	Signature *Signature `json:"signature,omitempty"`
 }
 
 // PolicyReference names the rule that decided.
@@ -175,6 +183,8 @@ func (p *Params) Validate(now time.Time) *Error {
 		return errorf(CodeInvalidParams, `"params.metadata.agent_id" and "params.metadata.session_id" are required`)
 	case p.Timestamp == "":
 		return errorf(CodeInvalidParams, `"params.timestamp" is required (RFC 3339)`)
+	case p.Nonce != "" && (len(p.Nonce) < 16 || len(p.Nonce) > 64):
+		return errorf(CodeInvalidParams, `"params.nonce" must be 16 to 64 bytes`)
 	}
 	ts, err := time.Parse(time.RFC3339Nano, p.Timestamp)
 	if err != nil {
@@ -186,42 +196,110 @@ func (p *Params) Validate(now time.Time) *Error {
 	return nil
 }
 
-// Hello answers handshake/hello: the negotiated version and what rein
-// evaluates, with on_decision_failure deny (rein fails closed, and asks the
-// agent to do the same when rein cannot answer).
-func Hello(p *Params) (*Result, *Error) {
+// Profiles are the conformance profiles rein implements: ACS-Core, and
+// ACS-Audit, whose one requirement is a request_hash on every ContextEntry
+// (conformance.md, "ACS-Audit"; rein also writes each entry's timestamp).
+// A ServerHello accepts the ones the client also declares, and no others.
+var Profiles = []string{"acs-core", "acs-audit"}
+
+// CodeNotNegotiated is CAPABILITY_NOT_NEGOTIATED: a method or profile was
+// exercised that the handshake did not negotiate for this session (§17.1).
+const CodeNotNegotiated = -32003
+
+// Major is the major number of an X.Y.Z version; ok is false when v is not
+// of that form.
+func Major(v string) (major int, ok bool) {
+	var a, b, c int
+	var rest string
+	if n, _ := fmt.Sscanf(v+" end", "%d.%d.%d %s", &a, &b, &c, &rest); n != 4 || rest != "end" || a < 0 || b < 0 || c < 0 {
+		return 0, false
+	}
+	if fmt.Sprintf("%d.%d.%d", a, b, c) != v {
+		return 0, false
+	}
+	return a, true
+}
+
+// Negotiated is what a handshake settled for a session.
+type Negotiated struct {
+	Version  string
+	Methods  []string
+	Profiles []string
+}
+
+// Hello answers handshake/hello. Versions follow ACS's forward-compatibility
+// rule: a version whose major matches rein's is accepted (0.1.1 and 0.2.0
+// speak to a 0.1.0 Guardian; unknown fields are ignored), and the
+// negotiated version is one the client offered, rein's own when offered.
+// The ServerHello names the methods rein evaluates among those the agent
+// implements, the one signature algorithm, on_decision_failure deny (rein
+// fails closed, and asks the agent to), and as profiles_accepted the
+// profiles both sides declare.
+func Hello(p *Params) (*Result, *Negotiated, *Error) {
 	var hello struct {
 		Versions []string `json:"acs_versions_supported"`
 		Methods  []string `json:"methods_implemented"`
+		Profiles []string `json:"profiles_supported"`
 	}
 	if len(p.Payload) > 0 {
 		if err := json.Unmarshal(p.Payload, &hello); err != nil {
-			return nil, errorf(CodeInvalidParams, "the ClientHello payload is not readable: %v", err)
+			return nil, nil, errorf(CodeInvalidParams, "the ClientHello payload is not readable: %v", err)
 		}
 	}
-	if !slices.Contains(hello.Versions, Version) {
-		return nil, errorf(CodeUnsupportedVersion, "UNSUPPORTED_VERSION: the agent supports %v; rein speaks %s", hello.Versions, Version)
+	ours, _ := Major(Version)
+	version := ""
+	for _, v := range hello.Versions {
+		if m, ok := Major(v); ok && m == ours && (version == "" || v == Version) {
+			version = v
+		}
+	}
+	if version == "" {
+		e := errorf(CodeUnsupportedVersion, "UNSUPPORTED_VERSION: the agent supports %v; rein speaks %s and accepts versions of major %d", hello.Versions, Version, ours)
+		e.Data = map[string]any{"supported_versions": []string{Version}}
+		return nil, nil, e
 	}
 	methods := Evaluated
 	if len(hello.Methods) > 0 {
-		methods = nil
+		methods = []string{}
 		for _, m := range hello.Methods {
-			if slices.Contains(Evaluated, m) {
+			if slices.Contains(Evaluated, m) && !slices.Contains(methods, m) {
 				methods = append(methods, m)
 			}
 		}
 	}
+	profiles := []string{}
+	for _, pr := range hello.Profiles {
+		if slices.Contains(Profiles, pr) && !slices.Contains(profiles, pr) {
+			profiles = append(profiles, pr)
+		}
+	}
+	n := &Negotiated{Version: version, Methods: methods, Profiles: profiles}
 	return &Result{Type: "final", ACSVersion: Version, RequestID: p.RequestID, Decision: "allow", Payload: map[string]any{
-		"negotiated_version":             Version,
+		"negotiated_version":             version,
 		"methods_evaluated":              methods,
 		"selected_transport":             "http",
-		"signature_algorithms_supported": []string{},
+		"signature_algorithms_supported": Algorithms,
 		"timeout_config":                 map[string]any{"default_ms": 5000},
 		"skew_window_ms":                 SkewWindow.Milliseconds(),
 		"on_decision_failure":            "deny",
 		"policy_requires_provenance":     false,
-		"profiles_accepted":              []string{"acs-core"},
-	}}, nil
+		"profiles_accepted":              profiles,
+	}}, n, nil
+}
+
+// StepVersion checks a step's acs_version against the negotiated one: it
+// is required, and its major must match (the forward-compatibility rule).
+func StepVersion(p *Params, n *Negotiated) *Error {
+	if p.ACSVersion == "" {
+		return errorf(CodeInvalidParams, `"params.acs_version" is required`)
+	}
+	want, _ := Major(n.Version)
+	if got, ok := Major(p.ACSVersion); !ok || got != want {
+		e := errorf(CodeUnsupportedVersion, "UNSUPPORTED_VERSION: the step speaks ACS %q; this session negotiated %s", p.ACSVersion, n.Version)
+		e.Data = map[string]any{"supported_versions": []string{n.Version}}
+		return e
+	}
+	return nil
 }
 
 // Ping answers system/ping.
@@ -300,23 +378,29 @@ func Decide(p *Params, rec *rein.CheckRecord, args json.RawMessage, now time.Tim
 		PolicyData:       map[string]any{"rein": map[string]any{"check_id": rec.ID, "audit_index": rec.AuditIndex, "action_hash": rec.ActionHash}},
 		Metadata:         &ResultMetadata{Evaluator: "deterministic", EvaluatorVersion: "rein " + rein.Version, EvaluationDurationMS: took.Milliseconds()}}
 	data := r.PolicyData["rein"].(map[string]any)
-	switch rec.Decision {
-	case rein.Allow:
+	ans := rec.Answer(args)
+	switch ans.Do {
+	case rein.DoRun:
 		r.Decision = "allow"
-	case rein.Deny:
+		if ans.Changed {
+			// The arguments to run differ from the step's (a modify rule or an
+			// approver's edit): ACS carries them as parameter overrides, so the
+			// agent runs exactly what rein allowed, never the original.
+			r.Decision = "modify"
+			r.Modifications = &Modifications{ParameterOverrides: Overrides(args, ans.Args)}
+		}
+		data["args"] = ans.Args
+	case rein.DoRefuse:
 		r.Decision = "deny"
-	case rein.Throttle:
+		r.Reasoning = ans.Reason
+	case rein.DoRetry:
 		r.Decision = "deny"
 		r.ReasonCodes = append(r.ReasonCodes, "rate_limited")
 		if rec.RetryAfterMS != nil {
 			data["retry_after_ms"] = *rec.RetryAfterMS
-			r.Reasoning += fmt.Sprintf(" (retry after %s)", (time.Duration(*rec.RetryAfterMS) * time.Millisecond).Round(time.Millisecond))
+			r.Reasoning += fmt.Sprintf(" (retry after %s)", ans.RetryAfter.Round(time.Millisecond))
 		}
-	case rein.Modify:
-		r.Decision = "modify"
-		r.Modifications = &Modifications{ParameterOverrides: Overrides(args, rec.Args)}
-		data["args"] = rec.Args
-	case rein.Ask:
+	case rein.DoWait:
 		r.Decision = "ask"
 		d := &AskDetails{Question: rec.Reason, TimeoutDisposition: "deny", Approver: "rein"}
 		if a := rec.Approval; a != nil {
@@ -326,7 +410,7 @@ func Decide(p *Params, rec *rein.CheckRecord, args json.RawMessage, now time.Tim
 		}
 		r.AskDetails = d
 	default:
-		r.Decision, r.Reasoning = "deny", fmt.Sprintf("rein answered %q, which ACS cannot carry; denied", rec.Decision)
+		r.Decision, r.Reasoning = "deny", fmt.Sprintf("rein answered %q, which ACS cannot carry; denied", ans.Do)
 	}
 	if r.Reasoning == "" {
 		r.Reasoning = string(rec.Decision) + " by rein"
@@ -338,8 +422,8 @@ func Decide(p *Params, rec *rein.CheckRecord, args json.RawMessage, now time.Tim
 // removed is overridden with null.
 func Overrides(before, after json.RawMessage) map[string]any {
 	var b, a map[string]any
-	json.Unmarshal(before, &b)
-	json.Unmarshal(after, &a)
+	decodeExact(before, &b)
+	decodeExact(after, &a)
 	out := map[string]any{}
 	for k, v := range a {
 		if old, ok := b[k]; !ok || !jsonEqual(old, v) {
@@ -352,6 +436,14 @@ func Overrides(before, after json.RawMessage) map[string]any {
 		}
 	}
 	return out
+}
+
+// decodeExact decodes a JSON object keeping numbers as written, so that an
+// override never rounds a large or precise number.
+func decodeExact(raw json.RawMessage, v *map[string]any) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	d.Decode(v)
 }
 
 func jsonEqual(x, y any) bool {

@@ -37,6 +37,8 @@ const (
 	CauseCancelled     = "cancelled"      // the asking agent or an admin withdrew it
 	CausePolicyChanged = "policy_changed" // the new policy denies the action
 	CauseLocked        = "locked"         // a lock matches the action
+	CauseRevoked       = "revoked"        // an approver or admin revoked an unused grant
+	CauseUsed          = "used"           // the grant allowed a check
 )
 
 // Errors of the state machine. The HTTP layer maps ErrNotPending and
@@ -48,6 +50,7 @@ var (
 	ErrVoted       = errors.New("this voter has already voted")
 	ErrBadVote     = errors.New(`vote must be "approve", "reject" or "edit", and only "edit" carries args`)
 	ErrNoGrant     = errors.New("the approval has no grant to use")
+	ErrStepUp      = errors.New("this approval needs step-up: an approving vote counts only when confirmed with a passkey")
 )
 
 // Voter is who casts a vote: a key with its name, roles and groups.
@@ -60,6 +63,11 @@ type Voter struct {
 	// gateway (integrations.md). It matches the selector "client" and no
 	// other.
 	Client bool
+	// OnBehalfOf is the delegator a delegate votes for: Roles and Groups
+	// are then the delegator's, and the vote counts as the delegator's.
+	OnBehalfOf string
+	// SteppedUp: the voter confirmed this vote with a passkey just now.
+	SteppedUp bool
 }
 
 // ClientKeyPrefix marks a client user's vote: its ByKey is the prefix and
@@ -104,6 +112,9 @@ func Matches(selector string, v Voter) bool {
 	case "group":
 		return slices.Contains(v.Groups, name)
 	case "user":
+		if v.OnBehalfOf != "" {
+			return v.OnBehalfOf == name
+		}
 		return v.Name == name
 	case "role":
 		return slices.Contains(v.Roles, rein.Role(name))
@@ -120,9 +131,43 @@ func sets(a *rein.Approval) [][]string {
 	return [][]string{a.Approvers}
 }
 
+// setsAt are the approver sets at time at: each set also accepts the
+// approvers of every escalation due by then (approval: escalate).
+func setsAt(a *rein.Approval, at time.Time) [][]string {
+	base := sets(a)
+	var more []string
+	for _, e := range a.Escalations {
+		if !at.Before(a.CreatedAt.Add(e.After)) {
+			more = append(more, e.Approvers...)
+		}
+	}
+	if len(more) == 0 {
+		return base
+	}
+	out := make([][]string, len(base))
+	for i, set := range base {
+		out[i] = append(slices.Clone(set), more...)
+	}
+	return out
+}
+
+// Escalation returns how many of a's escalations are due at now.
+func Escalation(a *rein.Approval, now time.Time) int {
+	n := 0
+	for _, e := range a.Escalations {
+		if !now.Before(a.CreatedAt.Add(e.After)) {
+			n++
+		}
+	}
+	return n
+}
+
+// Names reports whether the approval names the voter among its approvers.
+func Names(a *rein.Approval, v Voter) bool { return eligible(a, v, time.Now()) }
+
 // eligible reports whether the voter matches a selector of any set.
-func eligible(a *rein.Approval, v Voter) bool {
-	for _, set := range sets(a) {
+func eligible(a *rein.Approval, v Voter, now time.Time) bool {
+	for _, set := range setsAt(a, now) {
 		for _, s := range set {
 			if Matches(s, v) {
 				return true
@@ -137,18 +182,124 @@ func CanVote(a *rein.Approval, v Voter, now time.Time) error {
 	if a.Status != rein.StatusPending || !now.Before(a.ExpiresAt) {
 		return ErrNotPending
 	}
-	if v.KeyID != "" && v.KeyID == a.AgentKeyID {
+	if v.KeyID != "" && v.KeyID == a.AgentKeyID || !v.Client && v.Name != "" && v.Name == AgentIdentity(a.Agent) ||
+		v.OnBehalfOf != "" && v.OnBehalfOf == AgentIdentity(a.Agent) {
 		return ErrSelfVote
 	}
-	if !eligible(a, v) {
+	if !eligible(a, v, now) {
 		return fmt.Errorf("%w (%s)", ErrNotApprover, strings.Join(a.Approvers, ", "))
 	}
-	for _, x := range a.Votes {
-		if x.ByKey == v.KeyID {
-			return ErrVoted
+	// One person, one vote: neither the caster nor the person a delegate
+	// votes for may already have voted on these arguments, whether in their
+	// own name, as a delegate or through one (a delegate of two people
+	// still votes once).
+	mine := v.persons()
+	for _, x := range sinceEdit(a) {
+		for _, p := range persons(x) {
+			if slices.Contains(mine, p) {
+				return ErrVoted
+			}
 		}
 	}
 	return nil
+}
+
+// AgentIdentity is the key name behind an agent name: "bot" for "bot" and
+// for its sub-agents "bot/n1". Sub-agent names are the caller's choice; the
+// key name is who authenticated.
+func AgentIdentity(agent string) string {
+	name, _, _ := strings.Cut(agent, "/")
+	return name
+}
+
+// persons are the people a vote involves: the one who cast it and, for a
+// delegate's vote, the delegator too. A person keeps their identity when
+// their key is revoked and re-issued under the same name; an MCP client's
+// user is the gateway key they vote through. No person takes part in two
+// votes that count together.
+func (v Voter) persons() []string {
+	if v.Client {
+		return []string{v.KeyID}
+	}
+	if v.OnBehalfOf != "" {
+		return []string{"name:" + v.Name, "name:" + v.OnBehalfOf}
+	}
+	return []string{"name:" + v.Name}
+}
+
+func persons(x rein.Vote) []string {
+	if strings.HasPrefix(x.ByKey, ClientKeyPrefix) {
+		return []string{x.ByKey}
+	}
+	if x.OnBehalfOf != "" {
+		return []string{"name:" + x.By, "name:" + x.OnBehalfOf}
+	}
+	return []string{"name:" + x.By}
+}
+
+// distinct keeps, in order, the votes whose people took part in no earlier
+// vote kept: what a quorum counts.
+func distinct(votes []rein.Vote) []rein.Vote {
+	var out []rein.Vote
+	seen := map[string]bool{}
+	for _, x := range votes {
+		ps := persons(x)
+		if slices.ContainsFunc(ps, func(p string) bool { return seen[p] }) {
+			continue
+		}
+		for _, p := range ps {
+			seen[p] = true
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// sinceEdit are the votes cast on the approval's current arguments: those
+// from the last edit on (all of them when nobody edited).
+func sinceEdit(a *rein.Approval) []rein.Vote {
+	start := 0
+	for i, x := range a.Votes {
+		if x.Vote == Edit {
+			start = i
+		}
+	}
+	return a.Votes[start:]
+}
+
+// Require adds the approvals another decision asks for to a's: every
+// approver set of both, and the larger quorum. An edit is a new decision, so
+// the edited action needs what policy asks for it as well as what it asked
+// for the original.
+func Require(a *rein.Approval, more [][]string, quorum int) {
+	merged := slices.Clone(sets(a))
+	for _, set := range more {
+		if len(set) > 0 && !slices.ContainsFunc(merged, func(m []string) bool { return slices.Equal(m, set) }) {
+			merged = append(merged, set)
+		}
+	}
+	a.ApproverSets = merged
+	for _, set := range merged {
+		for _, s := range set {
+			if !slices.Contains(a.Approvers, s) {
+				a.Approvers = append(a.Approvers, s)
+			}
+		}
+	}
+	a.Quorum = max(a.Quorum, quorum)
+}
+
+// Meets reports whether the approving votes of a (since its last edit)
+// satisfy the approver sets and quorum given: a grant is used only while it
+// would still be granted under the policy in force.
+func Meets(a *rein.Approval, need [][]string, quorum int) bool {
+	b := *a
+	b.ApproverSets, b.Quorum = need, quorum
+	at := time.Now()
+	if a.ResolvedAt != nil {
+		at = *a.ResolvedAt // the votes as they were judged, escalations included
+	}
+	return satisfied(&b, at)
 }
 
 // Transition is what a change did: the status the approval left and the one
@@ -167,14 +318,34 @@ func (t Transition) Changed() bool { return t.To != "" && t.To != t.From }
 // action, and approvals cast before it no longer count, since their voters
 // approved something else.
 func Vote(a *rein.Approval, v Voter, kind, message string, args json.RawMessage, now time.Time) (Transition, error) {
+	return VoteGrant(a, v, kind, message, args, "", now)
+}
+
+// VoteGrant is Vote with the grant scope the voter chooses for an approving
+// vote ("" is once); it must be one the approval permits. The approval
+// resolves with the scope every counting vote chose, else once: the
+// narrowest grant wins.
+func VoteGrant(a *rein.Approval, v Voter, kind, message string, args json.RawMessage, grant string, now time.Time) (Transition, error) {
 	if (kind == Edit) != (len(args) > 0) || (kind != Approve && kind != Reject && kind != Edit) {
 		return Transition{}, ErrBadVote
+	}
+	if grant != "" {
+		if kind == Reject {
+			return Transition{}, fmt.Errorf("%w: a rejection chooses no grant", ErrBadVote)
+		}
+		if !slices.Contains(permitted(a), grant) {
+			return Transition{}, fmt.Errorf("%w: grant %q is not one this approval permits (%s)", ErrBadVote, grant, strings.Join(permitted(a), ", "))
+		}
 	}
 	if err := CanVote(a, v, now); err != nil {
 		return Transition{}, err
 	}
+	// A rejection never lets anything run: it needs no step-up.
+	if a.StepUp && kind != Reject && !v.SteppedUp {
+		return Transition{}, ErrStepUp
+	}
 	a.Votes = append(a.Votes, rein.Vote{By: v.Name, ByKey: v.KeyID, Roles: v.Roles, Groups: v.Groups,
-		Vote: kind, Message: message, Args: args, At: now})
+		Vote: kind, Message: message, Args: args, Grant: grant, OnBehalfOf: v.OnBehalfOf, StepUp: v.SteppedUp, At: now})
 	if kind == Edit {
 		a.ApprovedArgs = args
 	}
@@ -183,36 +354,74 @@ func Vote(a *rein.Approval, v Voter, kind, message string, args json.RawMessage,
 	case rejections(a) >= max(a.RejectQuorum, 1):
 		resolve(a, rein.StatusRejected, now)
 		t.To, t.Cause = rein.StatusRejected, CauseRejected
-	case satisfied(a):
+	case satisfied(a, now):
 		resolve(a, rein.StatusApproved, now)
-		grant := now.Add(a.GrantTTL)
-		a.GrantExpiresAt = &grant
+		a.Grant = scope(a)
+		window, _ := rein.ParseGrant(a.Grant)
+		if window == 0 {
+			window = a.GrantTTL
+		}
+		until := now.Add(window)
+		a.GrantExpiresAt = &until
 		t.To, t.Cause = rein.StatusApproved, CauseQuorum
 	}
 	return t, nil
 }
 
+// Permits reports whether the approval lets approvers choose grant.
+func Permits(a *rein.Approval, grant string) bool { return slices.Contains(permitted(a), grant) }
+
+// permitted are the grant scopes an approval allows (once when it names none).
+func permitted(a *rein.Approval) []string {
+	if len(a.Grants) == 0 {
+		return []string{rein.GrantOnce}
+	}
+	return a.Grants
+}
+
+// scope is the grant an approval resolves with: the scope every counting
+// vote chose, else once.
+func scope(a *rein.Approval) string {
+	chosen := ""
+	for i, x := range a.Counting() {
+		g := x.Grant
+		if g == "" {
+			g = rein.GrantOnce
+		}
+		if i > 0 && g != chosen {
+			return rein.GrantOnce
+		}
+		chosen = g
+	}
+	if chosen == "" {
+		return rein.GrantOnce
+	}
+	return chosen
+}
+
+// rejections counts the people who rejected, across edits: a person who
+// rejected again after an edit still counts once.
 func rejections(a *rein.Approval) int {
-	n := 0
+	var rejects []rein.Vote
 	for _, x := range a.Votes {
 		if x.Vote == Reject {
-			n++
+			rejects = append(rejects, x)
 		}
 	}
-	return n
+	return len(distinct(rejects))
 }
 
 // satisfied: quorum approvals from different voters, and every approver set
 // has at least one approving voter who matches it.
-func satisfied(a *rein.Approval) bool {
-	votes := a.Counting()
+func satisfied(a *rein.Approval, at time.Time) bool {
+	votes := distinct(a.Counting()) // one person counts once, whatever their keys and delegations
 	if len(votes) < max(a.Quorum, 1) {
 		return false
 	}
-	for _, set := range sets(a) {
+	for _, set := range setsAt(a, at) {
 		ok := false
 		for _, x := range votes {
-			v := Voter{Name: x.By, Roles: x.Roles, Groups: x.Groups, Client: strings.HasPrefix(x.ByKey, ClientKeyPrefix)}
+			v := Voter{Name: x.By, Roles: x.Roles, Groups: x.Groups, Client: strings.HasPrefix(x.ByKey, ClientKeyPrefix), OnBehalfOf: x.OnBehalfOf}
 			for _, s := range set {
 				ok = ok || Matches(s, v)
 			}
@@ -255,10 +464,16 @@ func Consume(a *rein.Approval, now time.Time) (Transition, error) {
 	if a.Status != rein.StatusApproved {
 		return Transition{}, ErrNoGrant
 	}
-	a.Status = rein.StatusConsumed
+	a.Uses++
 	at := now
 	a.ConsumedAt = &at
-	return Transition{From: rein.StatusApproved, To: rein.StatusConsumed, Cause: "used"}, nil
+	if a.Grant != "" && a.Grant != rein.GrantOnce {
+		// A session or window grant stays approved until its window closes
+		// (or it is revoked); every use is recorded.
+		return Transition{From: rein.StatusApproved, To: rein.StatusApproved, Cause: CauseUsed}, nil
+	}
+	a.Status = rein.StatusConsumed
+	return Transition{From: rein.StatusApproved, To: rein.StatusConsumed, Cause: CauseUsed}, nil
 }
 
 // Withdraw ends a pending approval early: cancelled (the asking agent or an

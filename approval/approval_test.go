@@ -264,3 +264,102 @@ func TestClientVote(t *testing.T) {
 		t.Fatalf("client reject: %v %+v", err, tr)
 	}
 }
+
+// TestVotesCountPerIdentity: a person whose key was revoked and re-issued
+// under the same name is still one voter, and an agent cannot approve its
+// own request with an approver key of the same name.
+func TestVotesCountPerIdentity(t *testing.T) {
+	a := pending(2, 1, "group:oncall")
+	a.Agent = "builder/n1"
+	if _, err := Vote(a, alice, Approve, "", nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	reissued := alice
+	reissued.KeyID = "key_alice_2"
+	if _, err := Vote(a, reissued, Approve, "", nil, t0); !errors.Is(err, ErrVoted) {
+		t.Fatalf("a re-issued key of the same person voted again: %v", err)
+	}
+	sameName := Voter{KeyID: "key_other", Name: "builder", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"oncall"}}
+	if _, err := Vote(a, sameName, Approve, "", nil, t0); !errors.Is(err, ErrSelfVote) {
+		t.Fatalf("the agent's own identity approved its request: %v", err)
+	}
+	if a.Status != rein.StatusPending {
+		t.Fatalf("quorum 2 met by one person: %s", a.Status)
+	}
+	// Votes stored before identities counted (two keys of one name) still count once.
+	a.Votes = append(a.Votes, rein.Vote{By: "alice", ByKey: "key_alice_2", Groups: []string{"oncall"}, Vote: Approve, At: t0})
+	if satisfied(a, t0) {
+		t.Fatal("two votes of one identity satisfied a quorum of 2")
+	}
+}
+
+// TestOnePersonOneVoteWithDelegations: a delegate is one person. Voting in
+// their own name and for a delegator, or for two delegators, or once for a
+// delegator who then votes in person, never makes two votes that count.
+func TestOnePersonOneVoteWithDelegations(t *testing.T) {
+	bob := Voter{KeyID: "key_bob", Name: "bob", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"oncall"}}
+	forAlice := Voter{KeyID: "key_bob", Name: "bob", Roles: alice.Roles, Groups: alice.Groups, OnBehalfOf: "alice"}
+	forCarol := Voter{KeyID: "key_bob", Name: "bob", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"oncall"}, OnBehalfOf: "carol"}
+	for name, c := range map[string][2]Voter{
+		"self, then for a delegator":     {bob, forAlice},
+		"for a delegator, then self":     {forAlice, bob},
+		"for two delegators":             {forAlice, forCarol},
+		"for a delegator, then the same": {forAlice, alice},
+	} {
+		a := pending(2, 1, "group:oncall")
+		if _, err := Vote(a, c[0], Approve, "", nil, t0); err != nil {
+			t.Fatalf("%s: first vote: %v", name, err)
+		}
+		if _, err := Vote(a, c[1], Approve, "", nil, t0); !errors.Is(err, ErrVoted) {
+			t.Fatalf("%s: second vote: %v", name, err)
+		}
+		// Votes stored by an older server still count once per person.
+		a.Votes = append(a.Votes, rein.Vote{By: c[1].Name, ByKey: c[1].KeyID, Groups: c[1].Groups, Vote: Approve, OnBehalfOf: c[1].OnBehalfOf, At: t0})
+		if satisfied(a, t0) || a.Status != rein.StatusPending {
+			t.Fatalf("%s: one person met a quorum of 2", name)
+		}
+	}
+}
+
+// TestRejectionsCountPeople: a person who rejects again after an edit still
+// counts once toward the rejection quorum.
+func TestRejectionsCountPeople(t *testing.T) {
+	a := pending(2, 2, "group:oncall")
+	carol := Voter{KeyID: "key_carol", Name: "carol", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"oncall"}}
+	if _, err := Vote(a, alice, Reject, "", nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Vote(a, carol, Edit, "", json.RawMessage(`{"x":1}`), t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Vote(a, alice, Reject, "", nil, t0); err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != rein.StatusPending || rejections(a) != 1 {
+		t.Fatalf("one person's two rejections: %s, %d counted", a.Status, rejections(a))
+	}
+}
+
+// TestRequireMergesAnEditsApprovals: the edited action's approver sets are
+// added to the original's and the larger quorum wins; votes cast before the
+// edit do not count for it.
+func TestRequireMergesAnEditsApprovals(t *testing.T) {
+	a := pending(1, 1, "group:finance")
+	if _, err := Vote(a, bob, Approve, "", nil, t0); err != nil || a.Status != rein.StatusApproved {
+		t.Fatalf("baseline: %v %s", err, a.Status)
+	}
+	a = pending(1, 1, "group:finance")
+	Require(a, [][]string{{"group:oncall"}}, 2)
+	if a.Quorum != 2 || len(a.ApproverSets) != 2 || len(a.Approvers) != 2 {
+		t.Fatalf("merged: quorum %d sets %v approvers %v", a.Quorum, a.ApproverSets, a.Approvers)
+	}
+	if _, err := Vote(a, bob, Edit, "", json.RawMessage(`{"amount":5000}`), t0); err != nil || a.Status != rein.StatusPending {
+		t.Fatalf("one edit met a merged quorum of 2: %v %s", err, a.Status)
+	}
+	if _, err := Vote(a, alice, Approve, "", nil, t0); err != nil || a.Status != rein.StatusApproved {
+		t.Fatalf("second approver: %v %s", err, a.Status)
+	}
+	if !Meets(a, [][]string{{"group:oncall"}}, 2) || Meets(a, [][]string{{"role:admin"}}, 1) || Meets(a, [][]string{{"group:oncall"}}, 3) {
+		t.Fatal("Meets does not judge the votes against the requirements given")
+	}
+}

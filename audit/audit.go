@@ -1,9 +1,11 @@
 // Package audit is rein's transparency log, built on golang.org/x/mod's
 // sumdb/tlog (RFC 6962 Merkle tree, proofs) and sumdb/note (Ed25519 signed
 // notes): checkpoints in the C2SP tlog-checkpoint format, an in-memory tree
-// for verifiers, the offline verification of an exported bundle, and the
-// sealer that hashes new entries and signs checkpoints through a store.
-// Nothing here does I/O of its own.
+// for verifiers, the offline verification of an exported bundle, receipts
+// (C2SP tlog-proof), witness policies and cosignatures (C2SP tlog-policy,
+// tlog-cosignature, the tlog-witness request), the OTLP and OCSF renderings
+// of entries, and the sealer that hashes new entries and signs checkpoints
+// through a store. Nothing here does I/O of its own.
 package audit
 
 import (

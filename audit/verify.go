@@ -37,6 +37,9 @@ type Options struct {
 	Known   note.Verifiers // keys whose signatures count
 	Origin  string         // when set, every checkpoint must name it
 	Trusted []byte         // a checkpoint pinned by the auditor earlier, optional
+	// Policy, when set, adds its logs to the known keys and requires its
+	// quorum of witness cosignatures on the latest checkpoint.
+	Policy *Policy
 	// Progress, when set, is called now and then with the entries read.
 	Progress func(entries int64)
 }
@@ -48,7 +51,8 @@ type Report struct {
 	Hidden      int64 // entries shown as leaf hashes only
 	Checkpoints int
 	Latest      Checkpoint
-	LatestNote  []byte // the latest checkpoint as signed, to pin next time
+	LatestNote  []byte   // the latest checkpoint as signed, to pin next time
+	Witnesses   []string // the policy's witnesses that cosigned the latest checkpoint
 }
 
 // Failure is a verification that did not pass: the first bad index and why.
@@ -75,6 +79,12 @@ func fail(index int64, format string, args ...any) *Failure {
 //  4. each checkpoint is consistent with the one before (and the trusted one);
 //  5. a report, or a *Failure naming the first bad index.
 func Verify(b Bundle, opt Options) (*Report, error) {
+	if opt.Policy != nil {
+		opt.Known = opt.Policy.LogVerifiers(opt.Known)
+	}
+	if opt.Known == nil {
+		return nil, fail(-1, "no key to verify checkpoints with: give a key or a policy with a log line")
+	}
 	cps, err := openCheckpoints(b.Checkpoints, opt)
 	if err != nil {
 		return nil, err
@@ -161,6 +171,11 @@ func Verify(b Bundle, opt Options) (*Report, error) {
 	if rep.Latest.Size != rep.Entries {
 		return nil, fail(rep.Latest.Size, "the entries after the latest checkpoint (%d to %d) are not covered by any checkpoint",
 			rep.Latest.Size, rep.Entries-1)
+	}
+	if opt.Policy != nil {
+		if rep.Witnesses, err = opt.Policy.Check(rep.LatestNote); err != nil {
+			return nil, fail(-1, "the latest checkpoint (size %d) fails the policy: %v", rep.Latest.Size, err)
+		}
 	}
 	return rep, nil
 }

@@ -37,7 +37,7 @@ func TestRunCounts(t *testing.T) {
 			return
 		}
 		if n.Add(1)%50 == 0 {
-			http.Error(w, `{"error":{"code":"unavailable"}}`, 503)
+			http.Error(w, `{"error":{"code":"unavailable"}}`, http.StatusServiceUnavailable)
 			return
 		}
 		d := ""

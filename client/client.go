@@ -123,6 +123,15 @@ func (c *Client) Check(ctx context.Context, req rein.CheckRequest) (*rein.CheckR
 	return &out, nil
 }
 
+// CheckByRequestID returns the check this key made with request_id id.
+func (c *Client) CheckByRequestID(ctx context.Context, id string) (*rein.CheckRecord, error) {
+	var out rein.CheckRecord
+	if err := c.doJSON(ctx, "GET", "/v1/request-ids/"+url.PathEscape(id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // GetCheck returns a stored check.
 func (c *Client) GetCheck(ctx context.Context, id string) (*rein.CheckRecord, error) {
 	var out rein.CheckRecord
@@ -202,6 +211,28 @@ func (c *Client) Policy(ctx context.Context, tenant string) (*PolicyView, error)
 func (c *Client) PushPolicy(ctx context.Context, tenant string, yaml []byte) (*PolicyView, error) {
 	var out PolicyView
 	if err := c.do(ctx, "PUT", "/v1/policy"+tenantQuery(tenant), "application/yaml", yaml, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Replay asks what a candidate policy would change on the recorded checks
+// (POST /v1/policy/replay): since is an RFC 3339 time or a duration back
+// from now ("7d"); tier is "global" or "tenant" ("" for the default).
+func (c *Client) Replay(ctx context.Context, policyYAML []byte, since, tenant, tier string) (*rein.Replay, error) {
+	return c.replay(ctx, policyYAML, since, tenant, tier, rein.ReplayAll)
+}
+
+// ReplayConcerns is Replay over the checks reviewers marked a concern
+// (and the sessions of session reviews marked a concern).
+func (c *Client) ReplayConcerns(ctx context.Context, policyYAML []byte, since, tenant, tier string) (*rein.Replay, error) {
+	return c.replay(ctx, policyYAML, since, tenant, tier, rein.ReplayConcerns)
+}
+
+func (c *Client) replay(ctx context.Context, policyYAML []byte, since, tenant, tier, input string) (*rein.Replay, error) {
+	var out rein.Replay
+	in := map[string]any{"policy": string(policyYAML), "since": since, "tenant": tenant, "tier": tier, "input": input}
+	if err := c.doJSON(ctx, "POST", "/v1/policy/replay", in, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

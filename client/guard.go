@@ -71,22 +71,28 @@ func (c *Client) GuardCheck(ctx context.Context, req rein.CheckRequest, fn func(
 // *DeniedError, waiting for the approval (WaitDecision) when the answer is
 // ask.
 func (c *Client) Decide(ctx context.Context, res *rein.CheckResponse) (json.RawMessage, error) {
-	switch {
-	case res.Decision.Allows():
-		return res.Args, nil
-	case res.Decision == rein.Ask && res.Approval != nil:
+	ans := res.Answer(res.Args)
+	switch ans.Do {
+	case rein.DoRun:
+		return ans.Args, nil
+	case rein.DoWait:
 		w, err := c.WaitDecision(ctx, res.Approval.ID)
 		if w == nil {
 			return nil, err
 		}
-		if w.Decision == rein.Allow {
-			return w.RunArgs, nil
+		if wa := w.Answer(nil); wa.Do == rein.DoRun {
+			return wa.Args, nil
+		} else if w.Decision == rein.Allow {
+			w.Decision, w.Reason = rein.Deny, wa.Reason
 		}
 		a := w.Approval
 		return nil, &DeniedError{Decision: w.Decision, Reason: w.Reason, Rule: res.Rule, CheckID: res.ID,
 			ApprovalID: res.Approval.ID, Approval: &a, err: err}
 	default:
-		d := &DeniedError{Decision: res.Decision, Reason: res.Reason, Rule: res.Rule, CheckID: res.ID}
+		d := &DeniedError{Decision: res.Decision, Reason: ans.Reason, Rule: res.Rule, CheckID: res.ID}
+		if res.Decision.Allows() {
+			d.Decision = rein.Deny // an allow without arguments to run is refused
+		}
 		if res.Approval != nil {
 			d.ApprovalID = res.Approval.ID
 		}
@@ -155,6 +161,10 @@ type Result struct {
 	Status  string   `json:"status"` // "succeeded" or "failed"
 	Summary string   `json:"summary,omitempty"`
 	Cost    *float64 `json:"cost,omitempty"` // corrects the session's spend
+	// Args are the arguments that actually ran (or ArgsHash their hash):
+	// rein records whether they match the allowed ones.
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgsHash string          `json:"args_hash,omitempty"`
 }
 
 // Report records what happened after an allowed check (POST

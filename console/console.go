@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/reinhq/rein"
 )
@@ -48,10 +49,21 @@ type Keys interface {
 	KeyByID(ctx context.Context, id string) (*rein.Key, error)
 }
 
+// SignOuts remembers the sessions that were signed out, so that a copy of
+// their cookie is refused until it would have expired. Both stores keep
+// them, so every replica refuses it.
+type SignOuts interface {
+	SignOut(ctx context.Context, nonce string, until time.Time) error
+	SignedOut(ctx context.Context, nonce string) (bool, error)
+}
+
 // Console is the web console.
 type Console struct {
-	Keys   Keys
-	Sealer *Sealer
+	Keys Keys
+	// SignOuts, when set, ends sessions on the server at sign-out (nil:
+	// signing out only removes the browser's cookie).
+	SignOuts SignOuts
+	Sealer   *Sealer
 	// Secure marks cookies Secure even for plain-HTTP requests (rein behind
 	// a TLS-terminating proxy); requests over TLS always get Secure cookies.
 	Secure bool
@@ -65,7 +77,7 @@ type Console struct {
 
 // pages are the console's page paths; each serves the one page shell,
 // whose script renders the page the path names.
-var pages = []string{"/inbox", "/activity", "/sessions/{id}", "/approvals/{id}", "/questions/{id}", "/audit", "/policy", "/admin"}
+var pages = []string{"/inbox", "/activity", "/reviews", "/reviews/{id}", "/sessions/{id}", "/approvals/{id}", "/questions/{id}", "/audit", "/policy", "/admin", "/passkeys"}
 
 // Handler builds the console's routes. Call it once.
 func (c *Console) Handler() http.Handler {
@@ -187,6 +199,15 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (*rein.Key, *T
 	if !key.Has(SignInRoles...) {
 		return nil, nil, ErrSession
 	}
+	if c.SignOuts != nil {
+		out, err := c.SignOuts.SignedOut(r.Context(), t.Nonce)
+		if err != nil {
+			return nil, nil, rein.Errorf(rein.ECodeUnavailable, "cannot check the console session: the store is unavailable; retry later")
+		}
+		if out {
+			return nil, nil, ErrSession
+		}
+	}
 	if c.Sealer.Stale(t, now) {
 		t.Seen = now
 		c.setCookie(w, r, c.Sealer.Seal(key, t), c.Sealer.maxAge())
@@ -223,10 +244,7 @@ func sameOrigin(r *http.Request) bool {
 // approver, admin or auditor gets a session cookie and goes to next; anyone
 // else goes back to the sign-in page with the reason.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
-	next := r.FormValue("next")
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		next = "/inbox"
-	}
+	next := localPath(r.FormValue("next"))
 	fail := func(code int, reason string) {
 		c.Log.Info("console sign-in refused", "reason", reason, "remote", r.RemoteAddr)
 		http.Redirect(w, r, "/sign-in?error="+reason+"&next="+url.QueryEscape(next), code)
@@ -259,8 +277,23 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// StartSession signs key in to the console, as a good API key does at
+// POST /sign-in: the same session cookie, roles and lifetime. Sign-in with
+// an identity provider ends here.
+func (c *Console) StartSession(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	if !key.Has(SignInRoles...) {
+		return rein.Errorf(rein.ECodeForbidden, "key %s cannot sign in: the console is for approver, admin and auditor keys", key.Name)
+	}
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	c.setCookie(w, r, c.Sealer.Seal(key, c.Sealer.New(key, now)), c.Sealer.maxAge())
+	return nil
+}
+
 // signOut: POST /sign-out (form field csrf, or the X-Rein-CSRF header)
-// removes the session cookie.
+// ends the session on the server and removes its cookie.
 func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 	key, t, err := c.session(w, r)
 	if err == nil {
@@ -272,6 +305,16 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "403: missing or wrong CSRF token; sign out from the console's own button", http.StatusForbidden)
 			return
 		}
+		// The session ends on the server too: a copy of the cookie (another
+		// tab, a stolen one) is refused from now on.
+		if c.SignOuts != nil {
+			if err := c.SignOuts.SignOut(r.Context(), t.Nonce, c.Sealer.Expires(t)); err != nil {
+				c.Log.Error("console sign-out could not be recorded", "key", key.Name, "err", err)
+				http.Error(w, "503: the sign-out could not be recorded, so the session still works; retry", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		c.Log.Info("console sign-out", "key", key.Name, "tenant", key.Tenant)
 	}
 	c.setCookie(w, r, "", 0)
 	http.Redirect(w, r, "/sign-in?signed_out=1", http.StatusSeeOther)
@@ -291,4 +334,26 @@ func (c *Console) me(w http.ResponseWriter, r *http.Request) {
 	k := consoleKey(key)
 	json.NewEncoder(w).Encode(map[string]any{"name": k.Name, "tenant": k.Tenant, "roles": k.Roles, "groups": k.Groups,
 		"key_id": k.ID, "csrf": c.Sealer.CSRF(key, t), "signed_in_at": t.Issued.UTC(), "expires_at": c.Sealer.Expires(t).UTC()})
+}
+
+// localPath is next when it is a path of this console, else "/inbox": no
+// scheme or host, no control characters, spaces or backslashes (browsers
+// drop tabs and newlines and read a backslash as a slash, which turns
+// "/<TAB>/evil.example" or "/<BACKSLASH>evil.example" into another site),
+// and nothing that starts a network-path reference.
+func localPath(next string) string {
+	const home = "/inbox"
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || len(next) > 2048 {
+		return home
+	}
+	for _, c := range next {
+		if c < 0x20 || c == 0x7f || c == '\\' || unicode.IsSpace(c) || unicode.Is(unicode.Cf, c) {
+			return home
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
+		return home
+	}
+	return next
 }

@@ -36,8 +36,14 @@ type approvalEnv struct {
 
 func newApprovalEnv(t *testing.T, data string) *approvalEnv {
 	t.Helper()
+	return newApprovalEnvWith(t, data, approvalsPolicy)
+}
+
+// newApprovalEnvWith is newApprovalEnv with another policy.
+func newApprovalEnvWith(t *testing.T, data, policy string) *approvalEnv {
+	t.Helper()
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, approvalsPolicy)
+	writeFile(t, pol, policy)
 	s := startServer(t, data, nil, "--policy", pol)
 	e := &approvalEnv{t: t, s: s, keys: map[string]string{}}
 	admin := s.adminKey()
@@ -324,8 +330,39 @@ func TestWaitApproveCLI(t *testing.T) {
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "allow") {
 			t.Fatalf("rein check --wait after approval: %s", r)
 		}
+		if !strings.Contains(r.stderr, "waiting up to 30s for approval "+id) {
+			t.Errorf("rein check --wait must say which approval it waits for: %s", r)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("rein check --wait did not return after the approval")
+	}
+
+	// An approver's edit: the waiting agent is told the arguments to run.
+	go func() {
+		done <- rein(t, e.s.clientEnv(e.keys["builder"]), "check", "deploy", "--args", `{"svc":"api"}`, "--session", "tour-2", "--wait", "30s")
+	}()
+	eventually(t, 10*time.Second, "the second approval appears", func() string {
+		r := rein(t, e.s.clientEnv(e.keys["alice"]), "approvals", "--output", "json")
+		var list []struct{ ID, Session string }
+		json.Unmarshal([]byte(r.stdout), &list)
+		for _, a := range list {
+			if a.Session == "tour-2" {
+				id = a.ID
+				return ""
+			}
+		}
+		return "no pending approval for session tour-2"
+	})
+	if r := rein(t, e.s.clientEnv(e.keys["alice"]), "approve", id, "--args", `{"svc":"web"}`); r.code != 0 {
+		t.Fatalf("rein approve --args: %s", r)
+	}
+	select {
+	case r := <-done:
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "allow") || !strings.Contains(r.stdout, `args:     {"svc":"web"}`) {
+			t.Fatalf("rein check --wait after an edit must print the arguments to run: %s", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rein check --wait did not return after the edit")
 	}
 }
 
@@ -388,5 +425,29 @@ func TestPolicyChangeInvalidatesPending(t *testing.T) {
 	getJSON(t, e.s.URL+"/v1/approvals/"+keep.Approval.ID, e.keys["alice"], &other)
 	if other["status"] != "pending" {
 		t.Fatalf("an approval the new policy still asks for: %v", other["status"])
+	}
+}
+
+// TestApprovalMetrics: /metrics counts what waits for people and how long
+// they took to decide.
+func TestApprovalMetrics(t *testing.T) {
+	e := newApprovalEnv(t, t.TempDir())
+	metrics := func() string {
+		_, body := httpDo(t, "GET", e.s.URL+"/metrics", "", nil, "")
+		return string(body)
+	}
+	code, body := httpDo(t, "POST", e.s.URL+"/v1/check", e.keys["builder"], []byte(`{"tool":"deploy","args":{"v":1}}`), "application/json")
+	var a answer
+	json.Unmarshal(body, &a)
+	if code != 200 || a.Decision != "ask" {
+		t.Fatalf("check: %d %s", code, body)
+	}
+	if m := metrics(); !strings.Contains(m, "rein_approvals_pending 1") {
+		t.Fatalf("one approval pending:\n%s", m)
+	}
+	mustVote(t, e, "alice", e.pendingApproval(t, ""), "approve", "")
+	m := metrics()
+	if !strings.Contains(m, "rein_approvals_pending 0") || !strings.Contains(m, `rein_approval_decision_seconds_count{outcome="approved"} 1`) {
+		t.Fatalf("after the approval:\n%s", m)
 	}
 }

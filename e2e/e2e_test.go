@@ -317,7 +317,8 @@ const reloadBroken = reloadV2 + `  - id: broken
 `
 
 // An edited policy file is picked up while rein runs; a broken edit is
-// refused, reported by /readyz, and the last good version stays active.
+// refused, reported by /readyz (still ready) and metrics, and the last good
+// version stays active.
 func TestPolicyFileReload(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
@@ -338,17 +339,26 @@ func TestPolicyFileReload(t *testing.T) {
 	})
 
 	writeFile(t, path, reloadBroken)
+	// A refused file does not make rein unready (the last good version keeps
+	// deciding): /readyz stays 200 and says so, and metrics count it.
 	eventually(t, reloadTimeout, "/readyz reports the broken file", func() string {
 		code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, "")
 		var ready struct {
-			Reason string `json:"reason"`
+			Detail struct {
+				PolicyRefused string `json:"policy_refused"`
+			} `json:"detail"`
 		}
 		json.Unmarshal(body, &ready)
-		if code != http.StatusServiceUnavailable || ready.Reason == "" {
+		if code != http.StatusOK || ready.Detail.PolicyRefused == "" {
 			return fmt.Sprintf("%d %s", code, body)
 		}
 		return ""
 	})
+	if _, body := httpDo(t, "GET", s.URL+"/metrics", "", nil, ""); !strings.Contains(string(body), "rein_policy_reload_failures_total 1") ||
+		!strings.Contains(string(body), "rein_policy_refused 1") || !strings.Contains(string(body), "rein_build_info{") ||
+		!strings.Contains(string(body), "rein_approvals_pending 0") {
+		t.Errorf("metrics after a refused policy file:\n%s", body)
+	}
 	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
 		t.Errorf("after a broken edit the last good version must stay active (deploy allowed); got %s", r)
 	}
@@ -357,8 +367,8 @@ func TestPolicyFileReload(t *testing.T) {
 	}
 
 	writeFile(t, path, reloadV1)
-	eventually(t, reloadTimeout, "/readyz is 200 again after the file is fixed", func() string {
-		if code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK {
+	eventually(t, reloadTimeout, "/readyz has no detail once the file is fixed", func() string {
+		if code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK || strings.Contains(string(body), "policy_refused") {
 			return fmt.Sprintf("%d %s", code, body)
 		}
 		return ""

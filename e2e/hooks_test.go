@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -76,7 +77,7 @@ func parseHookOutput(t *testing.T, what string, stdout []byte) hookOutput {
 		t.Fatalf("%s: hookEventName %q, want PreToolUse", what, h.HookEventName)
 	}
 	switch h.PermissionDecision {
-	case "allow", "deny", "ask":
+	case "allow", "deny", "ask", "defer":
 	default:
 		t.Fatalf("%s: permissionDecision %q", what, h.PermissionDecision)
 	}
@@ -104,12 +105,15 @@ func runHook(t *testing.T, env []string, input string, args ...string) hookOutpu
 	return parseHookOutput(t, fmt.Sprintf("hook %v <<< %.80s", args, input), stdout.Bytes())
 }
 
-// ccInput is a PreToolUse input shaped as Claude Code documents it.
+// ccInput is a PreToolUse input shaped as Claude Code documents it, with a
+// tool_use_id of its own (Claude Code's ids are unique per call).
 func ccInput(session, tool, toolInput string) string {
 	return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/dev/.claude/projects/app/%s.jsonl","cwd":"/srv/app",`+
-		`"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_01%s"}`,
-		session, session, tool, toolInput, strings.ReplaceAll(session, "-", ""))
+		`"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":%q,"tool_input":%s,"tool_use_id":"toolu_01%s%d"}`,
+		session, session, tool, toolInput, strings.ReplaceAll(session, "-", ""), toolUseSeq.Add(1))
 }
+
+var toolUseSeq atomic.Int64
 
 func newHookEnv(t *testing.T) *approvalEnv {
 	t.Helper()
@@ -222,7 +226,7 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 		for _, c := range []struct{ name, input, want string }{
 			{"garbage", "this is not json", "not Claude Code hook JSON"},
 			{"empty", "", "not Claude Code hook JSON"},
-			{"other event", strings.Replace(ccInput("s", "Bash", `{"command":"ls"}`), "PreToolUse", "PostToolUse", 1), "PostToolUse"},
+			{"other event", strings.Replace(ccInput("s", "Bash", `{"command":"ls"}`), "PreToolUse", "Notification", 1), "Notification"},
 			{"no tool", `{"hook_event_name":"PreToolUse","tool_input":{}}`, "no tool_name"},
 			{"input not an object", ccInput("s", "Bash", `"ls"`), "must be a JSON object"},
 			{"binary", "\x00\xff\xfe{", "not Claude Code hook JSON"},
@@ -308,12 +312,32 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 		t.Fatalf("on_ask=prompt: %+v", o)
 	}
 	done := make(chan hookOutput, 1)
+	waited := ccInput("h3", "Bash", `{"command":"rm -rf dist"}`)
 	go func() {
-		done <- post("?on_ask=wait&wait=20s", agent, ccInput("h3", "Bash", `{"command":"rm -rf dist"}`))
+		done <- post("?on_ask=wait&wait=20s", agent, waited)
 	}()
 	mustVote(t, e, "alice", e.pendingApproval(t, "h3"), "approve", "")
 	if o := receiveHook(t, done); o.decision() != "allow" {
 		t.Fatalf("on_ask=wait, approved: %+v", o)
+	}
+	// What ran after the wait is the result of the allow the wait answered,
+	// not of the ask before it: no anomaly, and the arguments match.
+	var call struct {
+		ToolUseID string `json:"tool_use_id"`
+	}
+	json.Unmarshal([]byte(waited), &call)
+	ran := strings.Replace(waited, `"PreToolUse"`, `"PostToolUse"`, 1)
+	mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, strings.Replace(ran, `"tool_use_id"`, `"tool_response":{"stdout":""},"tool_use_id"`, 1))
+	var after struct {
+		Decision string
+		Result   struct {
+			Status    string
+			ArgsMatch *bool `json:"args_match"`
+		}
+	}
+	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+call.ToolUseID, agent, &after)
+	if after.Decision != "allow" || after.Result.Status != "succeeded" || after.Result.ArgsMatch == nil || !*after.Result.ArgsMatch {
+		t.Fatalf("the result of a call allowed after a wait: %+v", after)
 	}
 
 	for _, c := range []struct{ name, query, key, body, want string }{
@@ -366,4 +390,139 @@ func receiveHook(t *testing.T, done chan hookOutput) hookOutput {
 		t.Fatal("the hook did not answer within 30s (or failed on its goroutine; see the errors above)")
 		return hookOutput{}
 	}
+}
+
+// TestClaudeCodePermissionRequestAndPostToolUse: a PermissionRequest hook is
+// answered from policy (allow with the input to run, deny with why, or no
+// decision when the user at the terminal decides); a PostToolUse hook records
+// what ran as the check's result, and an executed input that differs from
+// the allowed one is flagged.
+func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
+	e := newHookEnv(t)
+	agent := e.keys["builder"]
+	post := func(query, body string) map[string]any {
+		t.Helper()
+		code, out := httpDo(t, "POST", e.s.URL+"/v1/hooks/claude-code"+query, agent, []byte(body), "application/json")
+		var m map[string]any
+		if code != 200 || json.Unmarshal(out, &m) != nil {
+			t.Fatalf("hook: %d %s", code, out)
+		}
+		return m
+	}
+	permission := func(tool, input string) string {
+		return strings.Replace(ccInput("perm", tool, input), `"PreToolUse"`, `"PermissionRequest"`, 1)
+	}
+	decision := func(m map[string]any) map[string]any {
+		h, _ := m["hookSpecificOutput"].(map[string]any)
+		if h == nil || h["hookEventName"] != "PermissionRequest" {
+			t.Fatalf("not a PermissionRequest answer: %v", m)
+		}
+		return h["decision"].(map[string]any)
+	}
+	if d := decision(post("", permission("Bash", `{"command":"ls"}`))); d["behavior"] != "allow" || d["updatedInput"].(map[string]any)["command"] != "ls" {
+		t.Errorf("allowed: %v", d)
+	}
+	if d := decision(post("", permission("Write", `{"file_path":"/etc/passwd","content":"x"}`))); d["behavior"] != "deny" || !strings.Contains(d["message"].(string), "outside the workspace") {
+		t.Errorf("denied: %v", d)
+	}
+	if m := post("?on_ask=prompt", permission("Bash", `{"command":"rm -rf dist"}`)); len(m) != 0 {
+		t.Errorf("ask with on_ask=prompt must leave the dialog to the user: %v", m)
+	}
+	if d := decision(post("?on_ask=deny", permission("Bash", `{"command":"rm -rf dist2"}`))); d["behavior"] != "deny" || !strings.Contains(d["message"].(string), "approval apr_") {
+		t.Errorf("ask with on_ask=deny: %v", d)
+	}
+
+	// Every refusal keeps the PermissionRequest shape: Claude Code would not
+	// read a PreToolUse answer there and would put the call to the user.
+	postAs := func(key, query, body string) map[string]any {
+		t.Helper()
+		code, out := httpDo(t, "POST", e.s.URL+"/v1/hooks/claude-code"+query, key, []byte(body), "application/json")
+		var m map[string]any
+		if code != 200 || json.Unmarshal(out, &m) != nil {
+			t.Fatalf("hook: %d %s", code, out)
+		}
+		return m
+	}
+	big := permission("Write", `{"file_path":"a.txt","content":"`+strings.Repeat("x", 1<<20)+`"}`)
+	for name, c := range map[string]struct{ key, query, body, why string }{
+		"a bad key":        {"rk_not_a_key", "", permission("Bash", `{"command":"ls"}`), "cannot authenticate"},
+		"a bad hook URL":   {agent, "?on_ask=sometimes", permission("Bash", `{"command":"ls"}`), "misconfigured"},
+		"input over 1 MiB": {agent, "", big, "over"},
+		"no tool name":     {agent, "", permission("", `{"command":"ls"}`), "tool_name"},
+	} {
+		if d := decision(postAs(c.key, c.query, c.body)); d["behavior"] != "deny" || !strings.Contains(d["message"].(string), c.why) {
+			t.Errorf("%s over HTTP: %v", name, d)
+		}
+	}
+	for name, c := range map[string]struct {
+		env  []string
+		body string
+		why  string
+	}{
+		"no key":         {[]string{"REIN_SERVER=" + e.s.URL}, permission("Bash", `{"command":"ls"}`), "no API key"},
+		"rein down":      {[]string{"REIN_SERVER=http://127.0.0.1:1", "REIN_KEY=" + agent}, permission("Bash", `{"command":"ls"}`), "unreachable"},
+		"not JSON input": {e.s.clientEnv(agent), `{"hook_event_name":"PermissionRequest",`, "not Claude Code hook JSON"},
+	} {
+		cmd := exec.Command(reinBin, "hook", "claude-code")
+		cmd.Env, cmd.Stdin = c.env, strings.NewReader(c.body)
+		out, err := cmd.Output()
+		var m map[string]any
+		if err != nil || json.Unmarshal(out, &m) != nil {
+			t.Fatalf("%s over the CLI: %q %v", name, out, err)
+		}
+		if d := decision(m); d["behavior"] != "deny" || !strings.Contains(d["message"].(string), c.why) {
+			t.Errorf("%s over the CLI: %v", name, d)
+		}
+	}
+
+	// PostToolUse: the modify rule ran the command in the foreground; the
+	// agent reports the original (background) input.
+	pre := ccInput("post", "Bash", `{"command":"make test","run_in_background":true}`)
+	var in struct {
+		ToolUseID string `json:"tool_use_id"`
+	}
+	json.Unmarshal([]byte(pre), &in)
+	if o := parseHookOutput(t, "pre", mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, pre)); o.decision() != "allow" {
+		t.Fatalf("pre: %+v", o)
+	}
+	ran := strings.Replace(pre, `"PreToolUse"`, `"PostToolUse"`, 1)
+	ran = strings.Replace(ran, `"tool_use_id"`, `"tool_response":{"stdout":"ok"},"tool_use_id"`, 1)
+	if m := post("", ran); len(m) != 0 {
+		t.Fatalf("PostToolUse answers {}: %v", m)
+	}
+	var rec struct {
+		ID     string
+		Result struct {
+			Status    string
+			ArgsMatch *bool `json:"args_match"`
+		}
+	}
+	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+in.ToolUseID, agent, &rec)
+	if rec.Result.Status != "succeeded" || rec.Result.ArgsMatch == nil || *rec.Result.ArgsMatch {
+		t.Fatalf("the result of a call that ran other input than allowed: %+v", rec)
+	}
+	// The same through the CLI, with the input rein allowed: args_match true.
+	pre = ccInput("post-cli", "Bash", `{"command":"make lint"}`)
+	json.Unmarshal([]byte(pre), &in)
+	if o := runHook(t, e.s.clientEnv(agent), pre); o.decision() != "allow" {
+		t.Fatalf("pre over the CLI: %+v", o)
+	}
+	cmd := exec.Command(reinBin, "hook", "claude-code")
+	cmd.Env, cmd.Stdin = e.s.clientEnv(agent), strings.NewReader(strings.Replace(pre, `"PreToolUse"`, `"PostToolUse"`, 1))
+	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "{}" {
+		t.Fatalf("PostToolUse over the CLI: %q %v", out, err)
+	}
+	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+in.ToolUseID, agent, &rec)
+	if rec.Result.ArgsMatch == nil || !*rec.Result.ArgsMatch {
+		t.Fatalf("the result of a call that ran what was allowed: %+v", rec)
+	}
+}
+
+func mustPost(t *testing.T, url, key, body string) []byte {
+	t.Helper()
+	code, out := httpDo(t, "POST", url, key, []byte(body), "application/json")
+	if code != 200 {
+		t.Fatalf("POST %s: %d %s", url, code, out)
+	}
+	return out
 }

@@ -67,6 +67,12 @@ type mcpResult struct {
 		Message string
 		Schema  map[string]any
 	}
+	Progress []struct {
+		Name     string
+		MS       int64
+		Progress float64
+		Message  string
+	}
 }
 
 type mcpEnv struct {
@@ -110,7 +116,7 @@ func (m *mcpEnv) stdioPlan(server, key, elicitation string, wait string, steps .
 func (m *mcpEnv) runClient(t *testing.T, plan map[string]any) mcpResult {
 	t.Helper()
 	b, _ := json.Marshal(plan)
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(m.npm, "client.mjs"), string(b))
 	cmd.Dir = m.npm

@@ -51,8 +51,9 @@ func runSDK(t *testing.T, s *server, agent, approver, dir string, timeout time.D
 }
 
 // TestSDKTypeScript runs the TypeScript client's and adapters' tests
-// (LangGraph.js, OpenAI Agents JS, Vercel AI SDK, each a real agent loop
-// with the framework's own scripted model) against a real rein.
+// (LangGraph.js, the LangChain middleware, OpenAI Agents JS, Vercel AI SDK
+// 7 and 6, each a real agent loop with the framework's own scripted model)
+// against a real rein.
 func TestSDKTypeScript(t *testing.T) {
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
 	s, agent, approver := sdkServer(t)
@@ -64,15 +65,19 @@ func TestSDKTypeScript(t *testing.T) {
 }
 
 // TestSDKTypeScriptTypes compiles the package's type declarations and a
-// program that uses them with tsc.
+// program that uses them with tsc: against the frameworks as installed (AI
+// SDK 7), and the AI SDK adapter against AI SDK 6 (tsconfig.ai6.json).
 func TestSDKTypeScriptTypes(t *testing.T) {
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "tsc"), "-p", "tsconfig.json")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tsc -p tsconfig.json: %v\n%s", err, out)
+	for _, config := range []string{"tsconfig.json", "tsconfig.ai6.json"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "tsc"), "-p", config)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("tsc -p %s: %v\n%s", config, err, out)
+		}
 	}
 }
 
@@ -119,6 +124,7 @@ func TestSDKExamples(t *testing.T) {
 		{"python", moduleRoot, []string{py, "sdk/python/examples/payments.py"}, paid},
 		{"typescript", tsDir, []string{"node", "examples/client.js"}, paid},
 		{"langgraph", tsDir, []string{"node", "examples/langgraph.js"}, []string{"waiting for approval: rein approve apr_", "done: sent 500 to acct-7"}},
+		{"langchain", tsDir, []string{"node", "examples/langchain.js"}, []string{"waiting for approval: rein approve apr_", "done: sent 500 to acct-7"}},
 		{"openai-agents", tsDir, []string{"node", "examples/openai-agents.js"}, []string{"payments_transfer: approved", "sent 500 to acct-7", "payment handled"}},
 		{"ai-sdk", tsDir, []string{"node", "examples/ai-sdk.js"}, []string{"waiting for approval", "sent 500 to acct-7", "payment handled"}},
 	} {

@@ -136,20 +136,29 @@ func TestWebhooks(t *testing.T) {
 		}
 		return "not yet"
 	})
-	var log []struct {
-		Target    string
-		Attempt   int
-		Status    int
-		Delivered bool
-		EventType string `json:"event_type"`
-	}
-	getJSON(t, e.s.URL+"/v1/webhooks/deliveries?limit=500", admin, &log)
+	// The receiver answers before the attempt is written to the delivery
+	// log: wait for the log to hold the third attempt.
 	var flakyTries []string
-	for i := len(log) - 1; i >= 0; i-- {
-		if l := log[i]; l.Target == "flaky" && l.EventType == "approval.created" {
-			flakyTries = append(flakyTries, fmt.Sprintf("%d:%d", l.Attempt, l.Status))
+	eventually(t, 10*time.Second, "the delivery log holds the flaky receiver's three attempts", func() string {
+		var log []struct {
+			Target    string
+			Attempt   int
+			Status    int
+			Delivered bool
+			EventType string `json:"event_type"`
 		}
-	}
+		getJSON(t, e.s.URL+"/v1/webhooks/deliveries?limit=500", admin, &log)
+		flakyTries = nil
+		for i := len(log) - 1; i >= 0; i-- {
+			if l := log[i]; l.Target == "flaky" && l.EventType == "approval.created" {
+				flakyTries = append(flakyTries, fmt.Sprintf("%d:%d", l.Attempt, l.Status))
+			}
+		}
+		if len(flakyTries) < 3 {
+			return fmt.Sprintf("%d attempts logged", len(flakyTries))
+		}
+		return ""
+	})
 	if strings.Join(flakyTries, " ") != "1:500 2:500 3:200" {
 		t.Errorf("delivery log for the flaky receiver: %v", flakyTries)
 	}
@@ -161,7 +170,7 @@ func TestWebhooks(t *testing.T) {
 			}
 			json.Unmarshal(r.body, &m)
 			if strings.Contains(m.Text, "builder") && strings.Contains(m.Text, a.Approval.ID) && len(m.Blocks) >= 2 &&
-				strings.Contains(string(r.body), "/v1/approvals/"+a.Approval.ID) {
+				strings.Contains(string(r.body), "/approvals/"+a.Approval.ID) && !strings.Contains(string(r.body), "/v1/approvals/") {
 				return ""
 			}
 		}

@@ -18,22 +18,42 @@ const (
 	Decision        = "decision"
 	LockUpdated     = "lock.updated"
 	PolicyUpdated   = "policy.updated"
+	ReviewCreated   = "review.created"
+	ReviewUpdated   = "review.decided"
 )
 
 // Types lists every event type.
-var Types = []string{ApprovalCreated, ApprovalUpdated, QuestionCreated, QuestionUpdated, Decision, LockUpdated, PolicyUpdated}
+var Types = []string{ApprovalCreated, ApprovalUpdated, QuestionCreated, QuestionUpdated, Decision, LockUpdated, PolicyUpdated,
+	ReviewCreated, ReviewUpdated}
 
 // Event is one published event.
 type Event struct {
 	ID     int64           `json:"id"`
 	Type   string          `json:"type"`
-	Tenant string          `json:"tenant"` // "*": concerns every tenant
+	Tenant string          `json:"tenant"` // the tenant whose record it is (see For)
 	At     time.Time       `json:"at"`
 	Data   json.RawMessage `json:"data"`
 	// Remote is true for an event another replica published (and relayed
 	// here): it streams to subscribers, but its webhooks are sent by the
 	// replica that published it.
 	Remote bool `json:"-"`
+}
+
+// AllTenants is the tenant of events about the whole deployment and of
+// records made with keys that administer every tenant.
+const AllTenants = "*"
+
+// everyTenant are the event types that, published for tenant "*", concern
+// every tenant: a change of the global policy tier, and a lock of tenant "*"
+// (which stops every tenant's matching checks). Every other record of
+// tenant "*" (checks, approvals and questions made with a key of tenant
+// "*") belongs to tenant "*" alone, like a record of any other tenant.
+var everyTenant = map[string]bool{PolicyUpdated: true, LockUpdated: true}
+
+// For reports whether the event belongs in the view of tenant: its own
+// records, and the deployment-wide changes above. Tenant "*" sees every event.
+func (e *Event) For(tenant string) bool {
+	return tenant == AllTenants || e.Tenant == tenant || e.Tenant == AllTenants && everyTenant[e.Type]
 }
 
 // Keep is how many events the ring holds.

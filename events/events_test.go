@@ -47,3 +47,32 @@ func TestSubscribersAreSignalledNotBlocked(t *testing.T) {
 		t.Fatalf("filter kept %d", len(got))
 	}
 }
+
+func TestEventForTenant(t *testing.T) {
+	cases := []struct {
+		typ, tenant, viewer string
+		want                bool
+	}{
+		{Decision, "acme", "acme", true},
+		{Decision, "acme", "globex", false},
+		{Decision, "acme", AllTenants, true},
+		// A check made with a key of tenant "*" is a record of tenant "*".
+		{Decision, AllTenants, "globex", false},
+		{ApprovalCreated, AllTenants, "globex", false},
+		{ApprovalUpdated, AllTenants, "globex", false},
+		{QuestionCreated, AllTenants, "globex", false},
+		{QuestionUpdated, AllTenants, "globex", false},
+		{Decision, AllTenants, AllTenants, true},
+		// Deployment-wide changes reach every tenant.
+		{PolicyUpdated, AllTenants, "globex", true},
+		{LockUpdated, AllTenants, "globex", true},
+		{PolicyUpdated, "acme", "globex", false},
+		{LockUpdated, "acme", "globex", false},
+	}
+	for _, c := range cases {
+		e := &Event{Type: c.typ, Tenant: c.tenant}
+		if got := e.For(c.viewer); got != c.want {
+			t.Errorf("%s of tenant %q for %q: %v, want %v", c.typ, c.tenant, c.viewer, got, c.want)
+		}
+	}
+}

@@ -40,6 +40,7 @@ type Rein interface {
 	ClientVote(ctx context.Context, id, vote, message string) (*rein.Approval, error)
 	Wait(ctx context.Context, id string, timeoutMS int64) (*client.WaitResult, error)
 	Cancel(ctx context.Context, id string) (*rein.Approval, error)
+	EndSession(ctx context.Context, id string) (*rein.Session, error)
 }
 
 // Gateway holds what every relayed session shares.
@@ -50,7 +51,22 @@ type Gateway struct {
 	// Wait is how long an asked call waits for its approval before the
 	// client gets an error result naming the pending approval.
 	Wait time.Duration
-	Log  *slog.Logger
+	// ProgressEvery is how often a held call reports progress to a client
+	// that asked for it; zero means DefaultProgressEvery.
+	ProgressEvery time.Duration
+	// RequestTimeout bounds each request to rein (a wait: beyond the time
+	// it asks for); zero means DefaultRequestTimeout. A rein that does not
+	// answer in time gets the call refused, naming that.
+	RequestTimeout time.Duration
+	// SEP2848 shapes approvals offered as tasks after the draft SEP-2848
+	// (io.modelcontextprotocol/tool-approval): an identical pending call
+	// gets the same task, and a finished task's result says in _meta
+	// whether the tool ran. Off until the draft is final.
+	SEP2848 bool
+	Log     *slog.Logger
+
+	keyOnce sync.Once
+	key     []byte // seals the requestState of input_required answers
 }
 
 // Tool is the name rein sees for an upstream tool.
@@ -68,7 +84,7 @@ func NewSessionID() string {
 // closes both connections.
 func (g *Gateway) Serve(ctx context.Context, down, up mcp.Connection, session string) error {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &relay{ctx: ctx, g: g, down: down, up: up, session: session, held: map[any]context.CancelFunc{}, asked: map[any]chan *jsonrpc.Response{}}
+	s := &relay{ctx: ctx, g: g, idPrefix: rand.Text()[:12], rein: bounded{g.Rein, g.requestTimeout()}, down: down, up: up, session: session, held: map[any]context.CancelFunc{}, asked: map[any]chan *jsonrpc.Response{}, askedUp: map[any]chan *jsonrpc.Response{}, discovers: map[any]bool{}}
 	errs := make(chan error, 2)
 	go func() { errs <- s.fromClient(ctx) }()
 	go func() { errs <- s.fromServer(ctx) }()
@@ -78,10 +94,24 @@ func (g *Gateway) Serve(ctx context.Context, down, up mcp.Connection, session st
 	up.Close()
 	<-errs
 	s.calls.Wait()
+	s.end()
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
+}
+
+// end records the end of the session in rein, so that the audit log shows
+// where an agent's run through the gateway stopped. A session without checks
+// has nothing to end.
+func (s *relay) end() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
+	defer cancel()
+	_, err := s.rein.EndSession(ctx, s.session)
+	var ce *client.Error
+	if err != nil && !(errors.As(err, &ce) && (ce.Code == rein.ECodeNotFound || ce.Code == rein.ECodeConflict)) {
+		s.g.Log.Warn("mcp: the end of the session could not be recorded", "session", s.session, "err", err)
+	}
 }
 
 // relay is one session: the client (down) and the server (up).
@@ -91,13 +121,18 @@ type relay struct {
 	// sent with, and a call's context ends when rein's part is done.
 	ctx      context.Context
 	g        *Gateway
+	rein     bounded
 	down, up mcp.Connection
 	session  string
+	idPrefix string // of rein's own request ids: random, so neither side can guess the other's
 
 	mu          sync.Mutex
 	elicitation bool                           // the client accepts form elicitation requests
 	held        map[any]context.CancelFunc     // tools/call requests waiting on rein, by id
 	asked       map[any]chan *jsonrpc.Response // rein's own requests to the client, by id
+	askedUp     map[any]chan *jsonrpc.Response // rein's own requests to the upstream, by id
+	discovers   map[any]bool                   // the client's server/discover requests, by id
+	tasks       map[string]*task               // pending approvals offered as tasks, by task id
 	next        atomic.Int64
 	calls       sync.WaitGroup
 }
@@ -120,10 +155,20 @@ func (s *relay) fromClient(ctx context.Context) error {
 				}
 			case "notifications/cancelled":
 				s.cancelHeld(m.Params)
+			case "server/discover":
+				if m.IsCall() {
+					s.mu.Lock()
+					s.discovers[m.ID.Raw()] = true
+					s.mu.Unlock()
+				}
+			case "tasks/get", "tasks/cancel", "tasks/update":
+				if answer := s.taskRequest(m); answer != nil {
+					s.toClient(ctx, answer)
+					continue
+				}
 			}
 		case *jsonrpc.Response:
-			if ch := s.answered(m.ID); ch != nil {
-				ch <- m
+			if s.answered(s.asked, m) {
 				continue
 			}
 		}
@@ -138,6 +183,18 @@ func (s *relay) fromServer(ctx context.Context) error {
 		msg, err := s.up.Read(ctx)
 		if err != nil {
 			return err
+		}
+		if r, ok := msg.(*jsonrpc.Response); ok {
+			if s.answered(s.askedUp, r) {
+				continue
+			}
+			s.mu.Lock()
+			discover := s.discovers[r.ID.Raw()]
+			delete(s.discovers, r.ID.Raw())
+			s.mu.Unlock()
+			if discover {
+				r.Result = s.g.advertise(r.Result)
+			}
 		}
 		s.toClient(ctx, msg)
 	}
@@ -154,20 +211,14 @@ func (s *relay) toClient(ctx context.Context, msg jsonrpc.Message) {
 // noteClient reads the client's capabilities from initialize.
 func (s *relay) noteClient(params json.RawMessage) {
 	var p struct {
-		Capabilities struct {
-			Elicitation *struct {
-				Form *json.RawMessage `json:"form"`
-				URL  *json.RawMessage `json:"url"`
-			} `json:"elicitation"`
-		} `json:"capabilities"`
+		Capabilities json.RawMessage `json:"capabilities"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if json.Unmarshal(params, &p) != nil || len(p.Capabilities) == 0 {
 		return
 	}
-	e := p.Capabilities.Elicitation
+	c := readCaps(p.Capabilities)
 	s.mu.Lock()
-	// {} (before modes existed) means form; with modes, form must be named.
-	s.elicitation = e != nil && (e.Form != nil || e.URL == nil)
+	s.elicitation = c.Elicitation
 	s.mu.Unlock()
 }
 
@@ -224,92 +275,124 @@ func (s *relay) decide(ctx context.Context, m *jsonrpc.Request) jsonrpc.Message 
 	tool := s.g.Tool(name)
 	args := params["arguments"]
 	if len(args) == 0 || string(args) == "null" {
+		// A call without arguments is checked, approved, bound to its
+		// approval and forwarded with {} alike.
 		args = json.RawMessage("{}")
+		params["arguments"] = args
 	}
-	res, err := s.g.Rein.Check(ctx, rein.CheckRequest{Tool: tool, Args: args, Session: s.session})
+	if state, ok := reinState(params); ok {
+		return s.resume(ctx, m, params, tool, args, state, readMeta(params))
+	}
+	res, err := s.rein.Check(ctx, rein.CheckRequest{Tool: tool, Args: args, Session: s.session})
 	if err != nil {
-		return s.refuse(ctx, m, unreachable(tool, err))
+		return s.refuse(ctx, m, s.unreachable(tool, err))
 	}
-	switch res.Decision {
-	case rein.Allow:
-		return s.forward(ctx, m, params, nil)
-	case rein.Modify:
-		return s.forward(ctx, m, params, res.Args)
-	case rein.Deny:
-		return s.refuse(ctx, m, fmt.Sprintf("rein denied %s: %s", tool, res.Reason))
-	case rein.Throttle:
+	ans := res.Answer(args)
+	switch ans.Do {
+	case rein.DoRun:
+		return s.forward(ctx, m, params, ans.Args)
+	case rein.DoRetry:
 		retry := ""
-		if res.RetryAfterMS != nil {
-			retry = fmt.Sprintf("; retry after %s", (time.Duration(*res.RetryAfterMS) * time.Millisecond).Round(time.Millisecond))
+		if ans.RetryAfter > 0 {
+			retry = fmt.Sprintf("; retry after %s", ans.RetryAfter.Round(time.Millisecond))
 		}
-		return s.refuse(ctx, m, fmt.Sprintf("rein rate-limited %s: %s%s", tool, res.Reason, retry))
-	case rein.Ask:
-		return s.ask(ctx, m, params, tool, res)
+		return s.refuse(ctx, m, fmt.Sprintf("rein rate-limited %s: %s%s", tool, ans.Reason, retry))
+	case rein.DoWait:
+		return s.ask(ctx, m, params, tool, res, readMeta(params))
 	}
-	return s.refuse(ctx, m, fmt.Sprintf("rein answered %q for %s, which the gateway does not know; the call was not forwarded", res.Decision, tool))
+	return s.refuse(ctx, m, fmt.Sprintf("rein denied %s: %s", tool, ans.Reason))
 }
 
-// ask gets a person's decision: the client's user by a form elicitation
-// when the client supports it and the rule names "client" among its
-// approvers, else rein's approvers, waited on for up to Wait.
-func (s *relay) ask(ctx context.Context, m *jsonrpc.Request, params map[string]json.RawMessage, tool string, res *rein.CheckResponse) jsonrpc.Message {
+// ask gets a person's decision. The client's user is asked when the rule
+// names "client" among its approvers and the client can show a form: by
+// an input_required result on protocol 2026-07-28, by an elicitation
+// request before it. Otherwise a client that declared the Tasks extension
+// gets the pending approval as a task, and any other waits for rein's
+// approvers for up to Wait.
+func (s *relay) ask(ctx context.Context, m *jsonrpc.Request, params map[string]json.RawMessage, tool string, res *rein.CheckResponse, meta callMeta) jsonrpc.Message {
 	if res.Approval == nil {
 		return s.refuse(ctx, m, fmt.Sprintf("rein asks for an approval of %s but named none; the call was not forwarded", tool))
 	}
 	id := res.Approval.ID
+	if meta.stateless() {
+		caps := clientCaps{}
+		if meta.Caps != nil {
+			caps = *meta.Caps
+		}
+		a, err := s.rein.Approval(ctx, id)
+		if err != nil {
+			return s.refuse(ctx, m, s.unreachable(tool, err))
+		}
+		if approval.AsksClient(a) && caps.Elicitation {
+			return s.inputRequired(m, tool, a, params["arguments"])
+		}
+		if caps.Tasks {
+			return s.startTask(m, params, tool, a, res.Reason)
+		}
+		return s.await(ctx, m, params, tool, id, res.Reason, res.Approval.URL, meta)
+	}
 	s.mu.Lock()
 	canElicit := s.elicitation
 	s.mu.Unlock()
 	if canElicit {
-		a, err := s.g.Rein.Approval(ctx, id)
+		a, err := s.rein.Approval(ctx, id)
 		if err != nil {
-			return s.refuse(ctx, m, unreachable(tool, err))
+			return s.refuse(ctx, m, s.unreachable(tool, err))
 		}
 		if approval.AsksClient(a) {
-			if answer := s.askClient(ctx, m, tool, a); answer != nil {
+			stop := s.progress(meta.ProgressToken, fmt.Sprintf("rein asks the client's user to approve %s (approval %s)", tool, id))
+			answer := s.askClient(ctx, m, tool, a)
+			stop()
+			if answer != nil {
 				return answer
 			}
 		}
 	}
+	return s.await(ctx, m, params, tool, id, res.Reason, res.Approval.URL, meta)
+}
+
+// await waits up to Wait for rein's decision on approval id, reporting
+// progress meanwhile, and forwards the call once it may run.
+func (s *relay) await(ctx context.Context, m *jsonrpc.Request, params map[string]json.RawMessage, tool, id, reason, url string, meta callMeta) jsonrpc.Message {
+	// The client's request time-out runs meanwhile: progress resets it in
+	// clients that allow that (the TypeScript SDK's resetTimeoutOnProgress).
+	stop := s.progress(meta.ProgressToken, fmt.Sprintf("rein waits for approval %s of %s: %s", id, tool, reason))
+	defer stop()
 	deadline := time.Now().Add(s.g.Wait)
 	for {
 		left := time.Until(deadline)
-		wr, err := s.g.Rein.Wait(ctx, id, max(0, min(left, rein.MaxWaitMS*time.Millisecond)).Milliseconds())
+		wr, err := s.rein.Wait(ctx, id, max(0, min(left, rein.MaxWaitMS*time.Millisecond)).Milliseconds())
 		if err != nil {
-			return s.refuse(ctx, m, unreachable(tool, err))
+			return s.refuse(ctx, m, s.unreachable(tool, err))
 		}
-		switch wr.Decision {
-		case rein.Allow:
-			return s.forward(ctx, m, params, wr.RunArgs)
-		case rein.Ask:
+		ans := wr.Answer(params["arguments"])
+		switch ans.Do {
+		case rein.DoRun:
+			stop()
+			return s.forward(ctx, m, params, ans.Args)
+		case rein.DoWait:
 			if time.Until(deadline) > 0 {
 				continue
 			}
 			where := ""
-			if res.Approval.URL != "" {
-				where = " (" + res.Approval.URL + ")"
+			if url != "" {
+				where = " (" + url + ")"
 			}
 			return s.refuse(ctx, m, fmt.Sprintf("%s needs approval %s%s: %s. Nobody decided within %s; once it is approved, call the tool again.",
-				tool, id, where, res.Reason, s.g.Wait))
+				tool, id, where, reason, s.g.Wait))
 		default:
 			return s.refuse(ctx, m, fmt.Sprintf("rein did not approve %s (approval %s, %s): %s", tool, id, wr.Status, wr.Reason))
 		}
 	}
 }
 
-// askClient asks the client's user with a form elicitation and relays the
-// answer as the client's vote: accept approves, decline rejects, cancel
-// withdraws the approval. It returns nil when the vote is in and rein's
-// decision is to be waited for.
+// askClient asks the client's user with a form elicitation request (the
+// pattern before protocol 2026-07-28). It returns nil when the vote is in
+// and rein's decision is to be waited for.
 func (s *relay) askClient(ctx context.Context, m *jsonrpc.Request, tool string, a *rein.Approval) jsonrpc.Message {
-	args, _ := json.MarshalIndent(json.RawMessage(a.Args), "", "  ")
-	msg := fmt.Sprintf("rein: %s needs your approval.\nReason: %s\nArguments:\n%s\nAccept to approve this exact call, decline to reject it.", tool, a.Reason, args)
-	params, _ := json.Marshal(map[string]any{
-		"message": msg,
-		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{
-			"note": map[string]any{"type": "string", "title": "Note", "description": "Why (optional; kept in rein's audit log)"},
-		}},
-	})
+	form := approvalForm(tool, a)
+	delete(form, "mode") // form was the only mode before 2025-11-25
+	params, _ := json.Marshal(form)
 	reply, err := s.request(ctx, "elicitation/create", params)
 	if err != nil {
 		return s.refuse(ctx, m, fmt.Sprintf("%s needs approval %s and the client could not be asked: %v", tool, a.ID, err))
@@ -323,18 +406,25 @@ func (s *relay) askClient(ctx context.Context, m *jsonrpc.Request, tool string, 
 	if reply.Error != nil || json.Unmarshal(reply.Result, &r) != nil {
 		return s.refuse(ctx, m, fmt.Sprintf("%s needs approval %s and the client's answer was not usable (%v)", tool, a.ID, reply.Error))
 	}
-	switch r.Action {
+	return s.vote(ctx, m, tool, a, r.Action, r.Content.Note)
+}
+
+// vote records the client user's answer: accept approves, decline rejects,
+// anything else (cancel: the user dismissed the form) withdraws the
+// approval. It returns nil when the vote is in.
+func (s *relay) vote(ctx context.Context, m *jsonrpc.Request, tool string, a *rein.Approval, action, note string) jsonrpc.Message {
+	var err error
+	switch action {
 	case "accept":
-		_, err = s.g.Rein.ClientVote(ctx, a.ID, approval.Approve, r.Content.Note)
+		_, err = s.rein.ClientVote(ctx, a.ID, approval.Approve, note)
 	case "decline":
-		note := r.Content.Note
 		if note == "" {
 			note = "declined in the MCP client"
 		}
-		_, err = s.g.Rein.ClientVote(ctx, a.ID, approval.Reject, note)
-	default: // cancel: the user dismissed the request
-		if _, err := s.g.Rein.Cancel(ctx, a.ID); err != nil {
-			return s.refuse(ctx, m, unreachable(tool, err))
+		_, err = s.rein.ClientVote(ctx, a.ID, approval.Reject, note)
+	default:
+		if _, err := s.rein.Cancel(ctx, a.ID); err != nil {
+			return s.refuse(ctx, m, s.unreachable(tool, err))
 		}
 		return s.refuse(ctx, m, fmt.Sprintf("the approval request for %s was dismissed; approval %s is cancelled and the call was not forwarded", tool, a.ID))
 	}
@@ -345,20 +435,33 @@ func (s *relay) askClient(ctx context.Context, m *jsonrpc.Request, tool string, 
 }
 
 // request sends rein's own request to the client and waits for its answer.
-// Its ids ("rein-<session>-N") do not collide with the server's, which it
+// Its ids ("rein-<random>-N") do not collide with the server's, which it
 // relays with theirs.
 func (s *relay) request(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
-	id, _ := jsonrpc.MakeID(fmt.Sprintf("rein-%s-%d", s.session, s.next.Add(1)))
+	return s.send(ctx, s.down, s.asked, method, params)
+}
+
+// requestUp sends a call of rein's own to the upstream (an approved task's
+// tools/call) and waits for its answer, which the client never sees. Only
+// the upstream can answer it, and only the client the requests to the
+// client: neither side can answer for the other (an upstream answering
+// rein's form would vote for the client's user).
+func (s *relay) requestUp(ctx context.Context, method string, params json.RawMessage) (*jsonrpc.Response, error) {
+	return s.send(ctx, s.up, s.askedUp, method, params)
+}
+
+func (s *relay) send(ctx context.Context, to mcp.Connection, waiting map[any]chan *jsonrpc.Response, method string, params json.RawMessage) (*jsonrpc.Response, error) {
+	id, _ := jsonrpc.MakeID(fmt.Sprintf("rein-%s-%d", s.idPrefix, s.next.Add(1)))
 	ch := make(chan *jsonrpc.Response, 1)
 	s.mu.Lock()
-	s.asked[id.Raw()] = ch
+	waiting[id.Raw()] = ch
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.asked, id.Raw())
+		delete(waiting, id.Raw())
 		s.mu.Unlock()
 	}()
-	if err := s.down.Write(s.ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+	if err := to.Write(s.ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
 		return nil, err
 	}
 	select {
@@ -366,21 +469,37 @@ func (s *relay) request(ctx context.Context, method string, params json.RawMessa
 		return r, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-s.ctx.Done():
+		return nil, s.ctx.Err()
 	}
 }
 
-// answered returns the waiter of one of rein's own requests, if id is one.
-func (s *relay) answered(id jsonrpc.ID) chan *jsonrpc.Response {
+// answered hands r to the waiter of one of rein's own requests in waiting
+// and reports whether it was one. A second answer to the same request is
+// dropped.
+func (s *relay) answered(waiting map[any]chan *jsonrpc.Response, r *jsonrpc.Response) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.asked[id.Raw()]
+	ch := waiting[r.ID.Raw()]
+	s.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case ch <- r:
+	default:
+	}
+	return true
 }
 
-// forward sends the call upstream, with args in place of its arguments
-// when rein changed them; the upstream's answer is relayed as it comes.
+// forward sends the call upstream with exactly args, the arguments rein
+// allowed, in place of the client's (re-encoded only when they differ); the
+// upstream's answer is relayed as it comes.
 func (s *relay) forward(ctx context.Context, m *jsonrpc.Request, params map[string]json.RawMessage, args json.RawMessage) jsonrpc.Message {
 	out := m
-	if args != nil && !jsonEqual(args, params["arguments"]) {
+	if len(args) == 0 {
+		return s.refuse(ctx, m, "rein's answer carries no arguments to run; the call was not forwarded")
+	}
+	if !jsonEqual(args, params["arguments"]) {
 		params["arguments"] = args
 		p, err := json.Marshal(params)
 		if err != nil {
@@ -405,13 +524,24 @@ func (s *relay) refuse(ctx context.Context, m *jsonrpc.Request, reason string) j
 	return &jsonrpc.Response{ID: m.ID, Result: result}
 }
 
-func unreachable(tool string, err error) string {
+// unreachable says why rein gave no usable answer, for the call's refusal.
+func (s *relay) unreachable(tool string, err error) string {
 	var ce *client.Error
-	if errors.As(err, &ce) {
-		return fmt.Sprintf("rein refused the check of %s (%s: %s); the call was not forwarded", tool, ce.Code, ce.Message)
-	}
-	if errors.Is(err, context.Canceled) {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &ce):
+		msg := ce.Message
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		return fmt.Sprintf("rein refused the check of %s (%s: %s); the call was not forwarded", tool, ce.Code, msg)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("rein did not answer within %s; %s was not forwarded", s.rein.timeout, tool)
+	case errors.Is(err, context.Canceled):
 		return "the call was cancelled"
+	case errors.As(err, &syntax), errors.As(err, &typ):
+		return fmt.Sprintf("rein's answer could not be read (%v); %s was not forwarded", strings.TrimPrefix(err.Error(), "rein at "), tool)
 	}
 	return fmt.Sprintf("rein is unreachable (%v); %s was not forwarded", strings.TrimPrefix(err.Error(), "rein at "), tool)
 }

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,8 +52,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
-		if r.Method != http.MethodPost {
-			http.Error(w, "Bad Request: no Mcp-Session-Id; start a session with a POST of initialize", http.StatusBadRequest)
+		if r.Method != http.MethodPost || !startsSession(r) {
+			// Protocol 2026-07-28's session-less requests (server/discover
+			// first) land here too: the 400 makes their clients fall back to
+			// initialize, and no upstream is started for a session that no
+			// client would ever end.
+			http.Error(w, "Bad Request: no Mcp-Session-Id; start a session with a POST of initialize (this gateway serves MCP over HTTP in sessions; protocol 2026-07-28 is served over stdio)", http.StatusBadRequest)
 			return
 		}
 		s, err := h.open(r)
@@ -74,6 +81,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.transport.ServeHTTP(w, r)
+}
+
+// maxInitialize bounds the body read to see whether a request starts a
+// session; an initialize request is a few kilobytes.
+const maxInitialize = 1 << 20
+
+// startsSession reports whether a POST is an initialize request, and puts
+// the body back for the transport.
+func startsSession(r *http.Request) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxInitialize+1))
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || len(body) > maxInitialize {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
 }
 
 // open starts a session: the transport, the upstream, and the relay.

@@ -157,7 +157,7 @@ func newEnv(t testing.TB, global string) *env {
 		}}
 	// The web console is mounted as rein serve mounts it, so that every API
 	// test also shows that bearer keys work as before beside it.
-	web := &console.Console{Keys: store, Log: log, Sealer: &console.Sealer{Secret: []byte(testConsoleSecret)}}
+	web := &console.Console{Keys: store, SignOuts: store, Log: log, Sealer: &console.Sealer{Secret: []byte(testConsoleSecret)}}
 	api.Console, api.Sessions = web.Handler(), web
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
@@ -1617,7 +1617,6 @@ func TestActionHashCanonicalForms(t *testing.T) {
 		{"1e2 vs 100", `{"n":1e2}`, `{"n":100}`},
 		{"1E2 vs 100.00", `{"n":1E2}`, `{"n":100.00}`},
 		{"mixed", `{"b":1.0,"a":1e2}`, `{"a":100,"b":1}`},
-		{"-0 vs 0", `{"n":-0}`, `{"n":0}`},
 		{"0.5 vs 5e-1", `{"n":0.5}`, `{"n":5e-1}`},
 		{"string escapes", `{"s":"\u00e9\u002f"}`, `{"s":"é/"}`},
 		{"whitespace", "{ \"a\" : [ 1 , 2 ] }", `{"a":[1,2]}`},
@@ -1654,6 +1653,14 @@ func TestActionHashCanonicalForms(t *testing.T) {
 			t.Errorf("with and without a session hash alike")
 		}
 	})
+	// Numbers the canonical form would change are refused, never merged
+	// with another action: negative zero (written 0) and values a double
+	// does not hold as written.
+	for _, args := range []string{`{"n":-0}`, `{"n":-0.0}`, `{"n":9007199254740993.0}`, `{"n":0.1000000000000000055}`} {
+		t.Run("refused: "+args, func(t *testing.T) {
+			wantError(t, e.do("POST", "/v1/check", "acme-agent", `{"tool":"fs.read","session":"s","args":`+args+`}`), http.StatusBadRequest, rein.ECodeBadRequest)
+		})
+	}
 	t.Run("answer args are the canonical request args", func(t *testing.T) {
 		res := e.check("acme-agent", `{"tool":"fs.read","args":{"b":1.0,"a":1e2}}`)
 		args, _ := json.Marshal(res["args"])
@@ -2314,4 +2321,16 @@ func TestCheckRiskIsDerived(t *testing.T) {
 	if fmt.Sprint(data["risk"]) != fmt.Sprint(res["risk"]) {
 		t.Errorf("audit risk %v, response risk %v", data["risk"], res["risk"])
 	}
+}
+
+// TestTenantTierThatLoosensIsRefusedAtPush: a tenant workspace outside the
+// global one is refused with a 400 saying what to use, and nothing changes.
+func TestTenantTierThatLoosensIsRefusedAtPush(t *testing.T) {
+	e := newEnv(t, "version: 1\nworkspace: /srv/app\nrules:\n  - {id: ok, when: 'true', decision: allow}\n")
+	r := e.do("PUT", "/v1/policy", "acme-admin", yamlBody("version: 1\nworkspace: /\nrules: []\n"))
+	wantError(t, r, 400, rein.ECodeBadRequest)
+	if msg := string(r.Body); !strings.Contains(msg, "outside the global workspace /srv/app") || strings.Contains(msg, "does not compile") {
+		t.Errorf("refusal: %s", msg)
+	}
+	wantStatus(t, e.do("PUT", "/v1/policy", "acme-admin", yamlBody("version: 1\nworkspace: /srv/app/acme\nrules: []\n")), 200)
 }

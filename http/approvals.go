@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/passkey"
 )
 
 // listApprovals: GET /v1/approvals?status=&session=&agent=&limit=&cursor=.
@@ -51,6 +52,10 @@ type voteRequest struct {
 	Vote    string          `json:"vote"`
 	Message string          `json:"message"`
 	Args    json.RawMessage `json:"args"`
+	Grant   string          `json:"grant"`
+	// StepUp is the voter's passkey confirmation of this vote (approvals
+	// that need step-up).
+	StepUp *passkey.Confirmation `json:"step_up"`
 }
 
 func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
@@ -59,7 +64,7 @@ func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key)
 		return err
 	}
 	var v voteRequest
-	if err := rein.DecodeStrict(body, &v, "vote, message, args"); err != nil {
+	if err := rein.DecodeStrict(body, &v, "vote, message, args, grant, step_up"); err != nil {
 		return err
 	}
 	if v.Vote == "" {
@@ -68,7 +73,35 @@ func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key)
 	if string(v.Args) == "null" {
 		v.Args = nil
 	}
-	a, err := s.Pipeline.Vote(r.Context(), key, r.PathValue("id"), v.Vote, v.Message, v.Args)
+	var a *rein.Approval
+	if v.StepUp != nil {
+		a, err = s.steppedUpVote(r, key, &v)
+	} else {
+		a, err = s.Pipeline.VoteGrant(r.Context(), key, r.PathValue("id"), v.Vote, v.Message, v.Args, v.Grant)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// revokeApproval: POST /v1/approvals/{id}/revoke {"message": "..."} ends an
+// approved grant before its window closes.
+func (s *Server) revokeApproval(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var v struct {
+		Message string `json:"message"`
+	}
+	if len(body) > 0 {
+		if err := rein.DecodeStrict(body, &v, "message"); err != nil {
+			return err
+		}
+	}
+	a, err := s.Pipeline.Revoke(r.Context(), key, r.PathValue("id"), v.Message)
 	if err != nil {
 		return err
 	}
@@ -113,7 +146,10 @@ func (s *Server) waitApproval(w http.ResponseWriter, r *http.Request, key *rein.
 	if err != nil {
 		return err
 	}
-	res, err := s.Pipeline.Wait(r.Context(), key, r.PathValue("id"), timeout)
+	// A GET authenticated by the console's session cookie changes nothing:
+	// only a key in the Authorization header (the agent's own) uses a grant.
+	bearer := r.Header.Get("Authorization") != ""
+	res, err := s.Pipeline.Wait(r.Context(), key, r.PathValue("id"), timeout, bearer)
 	if err != nil {
 		return err
 	}
@@ -146,20 +182,24 @@ func listLimit(v string) (int, error) {
 	return n, nil
 }
 
-// nextPage points at the next page of a full list: its cursor is in the Link
-// header (rel="next") and in X-Next-Cursor.
 // writePage answers a list, never null; a full page carries the cursor of
-// the next one (X-Next-Cursor and a Link header).
+// the next one (X-Next-Cursor and a Link header). A limit the caller did not
+// give is the stores' default page of 100.
 func writePage[T any](w http.ResponseWriter, r *http.Request, list []T, limit int, id func(T) string) {
 	if list == nil {
 		list = []T{}
 	}
-	if len(list) == limit {
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	if len(list) > 0 && len(list) == limit {
 		nextPage(w, r, id(list[len(list)-1]))
 	}
 	writeJSON(w, http.StatusOK, list)
 }
 
+// nextPage points at the next page of a full list: its cursor is in the Link
+// header (rel="next") and in X-Next-Cursor.
 func nextPage(w http.ResponseWriter, r *http.Request, cursor string) {
 	w.Header().Set("X-Next-Cursor", cursor)
 	u := *r.URL
@@ -167,4 +207,44 @@ func nextPage(w http.ResponseWriter, r *http.Request, cursor string) {
 	qs.Set("cursor", cursor)
 	u.RawQuery = qs.Encode()
 	w.Header().Set("Link", "<"+u.RequestURI()+`>; rel="next"`)
+}
+
+// postBatchVote: POST /v1/batches/{batch}/votes {"vote": "approve"|"reject",
+// "message", "grant", "tenant", "approvals"}: one vote on every pending
+// approval of an agent turn, all or nothing; with "approvals" (the ids the
+// voter saw) only if the batch holds exactly those.
+func (s *Server) postBatchVote(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var v struct {
+		Vote    string `json:"vote"`
+		Message string `json:"message"`
+		Grant   string `json:"grant"`
+		Tenant  string `json:"tenant"`
+		// Approvals is a pointer so that an empty list is refused rather
+		// than read as "not given".
+		Approvals *[]string `json:"approvals"`
+	}
+	if err := rein.DecodeStrict(body, &v, "vote, message, grant, tenant, approvals"); err != nil {
+		return err
+	}
+	var seen []string
+	if v.Approvals != nil {
+		if len(*v.Approvals) == 0 {
+			return rein.Errorf(rein.ECodeBadRequest, `"approvals" lists the approval ids the voter saw in the batch; leave it out rather than send an empty list`)
+		}
+		seen = *v.Approvals
+	}
+	tenant, err := s.tenantParam(key, v.Tenant)
+	if err != nil {
+		return err
+	}
+	list, err := s.Pipeline.VoteBatch(r.Context(), key, tenant, r.PathValue("batch"), v.Vote, v.Message, v.Grant, seen)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
 }

@@ -254,3 +254,54 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request, key *rein.Key
 	writeJSON(w, http.StatusOK, k)
 	return nil
 }
+
+// getReceipt: GET /v1/audit/receipts/{index}, the entry's receipt: a C2SP
+// tlog-proof (text/plain) with the entry, its inclusion proof and the
+// latest signed checkpoint. Only for entries the key may read in full.
+func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	index, err := strconv.ParseInt(r.PathValue("index"), 10, 64)
+	if err != nil || index < 0 {
+		return rein.Errorf(rein.ECodeBadRequest, "the index must be a number of 0 or more")
+	}
+	return s.writeReceipt(w, r, key, index)
+}
+
+// getCheckReceipt: GET /v1/checks/{id}/receipt, the receipt of the check's
+// audit entry (its audit_index), for whoever may read the check.
+func (s *Server) getCheckReceipt(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	rec, err := s.Store.CheckByID(r.Context(), r.PathValue("id"))
+	if errors.Is(err, rein.ErrNotFound) || (err == nil && !canSeeCheck(key, rec)) {
+		return rein.Errorf(rein.ECodeNotFound, "no check %q in your tenant", r.PathValue("id"))
+	}
+	if err != nil {
+		return err
+	}
+	return s.writeReceipt(w, r, key, rec.AuditIndex)
+}
+
+func (s *Server) writeReceipt(w http.ResponseWriter, r *http.Request, key *rein.Key, index int64) error {
+	cp, err := s.Store.LatestCheckpoint(r.Context())
+	if errors.Is(err, rein.ErrNotFound) {
+		return rein.Errorf(rein.ECodeUnavailable, "no checkpoint has been signed yet; retry in a second")
+	}
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot read the checkpoint: %v", err)
+	}
+	list, err := s.Store.Entries(r.Context(), index, 1)
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot read entry %d: %v", index, err)
+	}
+	if len(list) == 0 || list[0].Index != index || !visible(key, list[0]) {
+		return rein.Errorf(rein.ECodeNotFound, "no audit entry %d that your key may read", index)
+	}
+	if index >= cp.Size {
+		return rein.Errorf(rein.ECodeUnavailable, "entry %d is not covered by a signed checkpoint yet (size %d); retry in a second", index, cp.Size)
+	}
+	proof, err := tlog.ProveRecord(cp.Size, index, s.hashReader(r))
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "cannot prove entry %d: %v", index, err)
+	}
+	rc := audit.Receipt{Entry: list[0].Bytes, Index: index, Proof: proof, Checkpoint: cp.Note}
+	writeText(w, rc.Format())
+	return nil
+}

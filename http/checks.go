@@ -46,6 +46,18 @@ func (s *Server) getCheck(w http.ResponseWriter, r *http.Request, key *rein.Key)
 	return nil
 }
 
+// getCheckByRequest: GET /v1/request-ids/{request_id}, the check
+// this key made with that request_id (an entry point that reports a call's
+// result by the call's own id).
+func (s *Server) getCheckByRequest(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	rec, err := s.Pipeline.CheckByRequest(r.Context(), key, r.PathValue("request_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rec)
+	return nil
+}
+
 func canSeeCheck(key *rein.Key, rec *rein.CheckRecord) bool {
 	if !key.Sees(rec.Tenant) {
 		return false
@@ -102,6 +114,9 @@ func (s *Server) simulate(w http.ResponseWriter, r *http.Request, key *rein.Key)
 	}
 	sim, err := pipeline.Simulate(set, tenant, req, sr.Session, s.Now())
 	if err != nil {
+		return err
+	}
+	if err := s.Pipeline.SimulateLocks(r.Context(), sim, tenant, req); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, sim)

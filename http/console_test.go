@@ -201,6 +201,22 @@ func TestConsoleSessionAuthenticatesAPI(t *testing.T) {
 		t.Fatalf("sign-out without the token: %d, want 403", res.Status)
 	}
 	wantStatus(t, e.withCookie("GET", "/v1/approvals", cookie, "", nil), 200)
+
+	// Signing out ends the session on the server: a copy of its cookie
+	// (another tab, a stolen one) is refused, while another session of
+	// the same key goes on.
+	third, _, _ := e.signIn(e.key("acme-approver").Secret, nil)
+	copied := third
+	res = e.withCookie("POST", "/sign-out", third, e.me(third)["csrf"].(string), nil)
+	if res.Status >= 400 {
+		t.Fatalf("sign-out with the token: %d", res.Status)
+	}
+	wantError(t, e.withCookie("GET", "/v1/approvals", copied, "", nil), 401, rein.ECodeUnauthenticated)
+	if r := e.withCookie("GET", "/me", copied, "", nil); r.Status != 401 {
+		t.Fatalf("/me with a signed-out cookie: %d", r.Status)
+	}
+	wantStatus(t, e.withCookie("GET", "/v1/approvals", cookie, "", nil), 200)
+
 	wantStatus(t, e.do("DELETE", "/v1/keys/"+e.key("acme-approver").ID, "acme-admin", nil), 204)
 	wantError(t, e.withCookie("GET", "/v1/approvals", cookie, "", nil), 401, rein.ECodeUnauthenticated)
 	wantError(t, e.withCookie("GET", "/v1/approvals", other, "", nil), 401, rein.ECodeUnauthenticated)

@@ -15,8 +15,10 @@ import (
 // getEvents: GET /v1/events, Server-Sent Events. Each event is
 // "id: N", "event: TYPE", "data: {json}". Last-Event-ID (header, or
 // ?last_event_id=) resumes after that event, from the last 10,000 held;
-// ?types=a,b keeps only those types. A comment line every 15 s keeps
-// proxies from closing an idle stream.
+// ?types=a,b keeps only those types; ?tenant= narrows a key of tenant "*"
+// to one tenant. A key sees its own tenant's events
+// (events.Event.For); only keys of tenant "*" see every tenant's. A
+// comment line every 15 s keeps proxies from closing an idle stream.
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	if s.Events == nil {
 		return rein.Errorf(rein.ECodeUnavailable, "this server has no event stream")
@@ -43,8 +45,14 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key
 		}
 		last = n
 	}
+	// ?tenant= narrows a tenant-* key to one tenant; any other key may
+	// name only its own (403 otherwise, as everywhere).
+	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	if err != nil {
+		return err
+	}
 	keep := func(e *events.Event) bool {
-		return (key.Sees(e.Tenant) || e.Tenant == rein.AllTenants) && (types == nil || slices.Contains(types, e.Type))
+		return e.For(key.Tenant) && e.For(tenant) && (types == nil || slices.Contains(types, e.Type))
 	}
 	ch := s.Events.Subscribe()
 	defer s.Events.Unsubscribe(ch)

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"time"
 
@@ -14,7 +16,7 @@ import (
 // everything, errors included: a bad key, bad input or a failing store are
 // denies whose reason names the cause.
 //
-// Query: on_ask=wait|prompt|deny (default deny: a hold longer than the
+// Query: on_ask=wait|prompt|deny|defer (default deny: a hold longer than the
 // hook's timeout in settings.json would let the tool run), wait=50s (with
 // on_ask=wait, at most 5m).
 func (s *Server) claudeCodeHook(w http.ResponseWriter, r *http.Request) {
@@ -22,42 +24,97 @@ func (s *Server) claudeCodeHook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) decideClaudeCode(r *http.Request) hook.Output {
+	// The input is read first so that every refusal, a bad key included,
+	// is answered in the shape of the hook's event.
 	r.Body = http.MaxBytesReader(nil, r.Body, hook.MaxInputBytes)
+	var got bytes.Buffer
+	r.Body = readCloser{io.TeeReader(r.Body, &got), r.Body}
+	body, readErr := readBody(r)
+	event := hook.EventOf(got.Bytes()) // what was read, even of a body over the limit
+	deny := func(reason string) hook.Output { return hook.DenyFor(event, reason) }
 	key, err := s.authenticate(r)
 	if err != nil {
-		return hook.Deny("cannot authenticate the hook: " + rein.ErrorMessage(err) +
+		return deny("cannot authenticate the hook: " + rein.ErrorMessage(err) +
 			` (set "headers": {"Authorization": "Bearer $REIN_KEY"} and "allowedEnvVars": ["REIN_KEY"] in settings.json)`)
 	}
 	if !key.Has(rein.RoleAgent, rein.RoleAdmin) {
-		return hook.Deny("key " + key.Name + " may not make checks; the hook needs an agent key")
+		return deny("key " + key.Name + " may not make checks; the hook needs an agent key")
 	}
 	q := r.URL.Query()
 	mode := hook.AskDeny
 	if v := q.Get("on_ask"); v != "" {
 		if mode, err = hook.ParseOnAsk(v); err != nil {
-			return hook.Deny("the hook URL is misconfigured: " + err.Error())
+			return deny("the hook URL is misconfigured: " + err.Error())
 		}
 	}
 	wait := 50 * time.Second
 	if v := q.Get("wait"); v != "" {
 		if wait, err = time.ParseDuration(v); err != nil || wait < 0 || wait > rein.MaxWaitMS*time.Millisecond {
-			return hook.Deny("the hook URL is misconfigured: wait must be a duration between 0s and 5m, e.g. wait=50s")
+			return deny("the hook URL is misconfigured: wait must be a duration between 0s and 5m, e.g. wait=50s")
 		}
 	}
-	body, err := readBody(r)
-	if err != nil {
-		return hook.Deny("cannot read the hook input: " + rein.ErrorMessage(err))
+	if readErr != nil {
+		return deny("cannot read the hook input: " + rein.ErrorMessage(readErr))
 	}
 	in, err := hook.Parse(body)
 	if err != nil {
-		return hook.Deny(err.Error())
+		return deny(err.Error())
+	}
+	if in.HookEventName == hook.EventPostToolUse {
+		// What ran, as the result of the check that allowed it (an anomaly
+		// when nothing allowed it, or the input differs).
+		rec, err := s.Pipeline.CheckByRequest(r.Context(), key, in.RequestID())
+		if err == nil {
+			err = s.Pipeline.Result(r.Context(), key, rec.ID, in.Result())
+		}
+		if err != nil {
+			s.Log.Warn("claude code tool result not recorded", "tool_use_id", in.ToolUseID, "err", err)
+		}
+		return hook.Ended()
+	}
+	if in.HookEventName == hook.EventPermissionDenied {
+		// Claude Code denied a call rein allowed: the call did not run.
+		rec, err := s.Pipeline.CheckByRequest(r.Context(), key, in.RequestID())
+		if err == nil {
+			err = s.Pipeline.Result(r.Context(), key, rec.ID, in.Denied())
+		}
+		if err != nil {
+			s.Log.Warn("claude code denial not recorded", "tool_use_id", in.ToolUseID, "err", err)
+		}
+		return hook.Ended()
+	}
+	if in.HookEventName == hook.EventSessionEnd {
+		_, err := s.Pipeline.EndSession(r.Context(), key, key.Tenant, in.SessionID)
+		if err != nil && rein.ErrorCode(err) != rein.ECodeNotFound && rein.ErrorCode(err) != rein.ECodeConflict {
+			s.Log.Warn("claude code session end not recorded", "session", in.SessionID, "err", err)
+		}
+		return hook.Ended()
 	}
 	rec, err := s.Pipeline.Check(r.Context(), key, in.Check(mode, wait))
+	if err == nil && mode == hook.AskDefer && in.HookEventName == hook.EventPreToolUse && rec.Decision == rein.Ask && rec.Approval != nil {
+		// A resumed deferred call: once its approval is approved, decide it
+		// again with the grant (hook.Input.Resumed).
+		if a, aerr := s.Pipeline.Approval(r.Context(), key, rec.Approval.ID); aerr == nil && a.Status == rein.StatusApproved {
+			if req, ok := in.Resumed(); ok {
+				rec, err = s.Pipeline.Check(r.Context(), key, req)
+			}
+		} else if aerr == nil && a.Status != rein.StatusPending {
+			return hook.NotResumed(a)
+		}
+	}
 	if err != nil {
 		if rein.ErrorCode(err) == rein.ECodeInternal {
 			s.Log.Error("claude code hook failed", "key", key.Name, "err", err)
 		}
-		return hook.Deny("the check failed: " + rein.ErrorMessage(err))
+		return deny("the check failed: " + rein.ErrorMessage(err))
 	}
-	return hook.Answer(&rec.CheckResponse, mode)
+	if in.HookEventName == hook.EventPermissionRequest {
+		return hook.AnswerPermission(rec.Answer(in.ToolInput), mode)
+	}
+	return hook.Answer(rec.Answer(in.ToolInput), mode)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }

@@ -9,9 +9,11 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/events"
+	"github.com/reinhq/rein/passkey"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
 )
@@ -46,9 +49,12 @@ type Server struct {
 	Admin    PolicyAdmin
 	Log      *slog.Logger
 	// Ready reports why the server is not ready, or nil.
-	Ready    func(ctx context.Context) error
-	Registry *prometheus.Registry
-	Now      func() time.Time
+	Ready func(ctx context.Context) error
+	// ReadyDetail, when set, adds what an operator should know to a ready
+	// answer (a refused policy file while the last good one serves).
+	ReadyDetail func() map[string]any
+	Registry    *prometheus.Registry
+	Now         func() time.Time
 	// Events is the event stream served at /v1/events.
 	Events *events.Bus
 	// RotateKey replaces the checkpoint signing key (nil: not offered).
@@ -63,8 +69,25 @@ type Server struct {
 	// Sessions authenticates API requests that carry the console's session
 	// cookie instead of an Authorization header (nil: only bearer keys).
 	Sessions Sessions
+	// BodyTimeout bounds how long a request body may take to arrive once
+	// its headers have (default DefaultBodyTimeout): a client that stalls
+	// half-way gets a 400 and its connection closed. It applies only while
+	// a body is read, so event streams and long-polls (which have no body)
+	// are not cut.
+	BodyTimeout time.Duration
+	// Slack is the Slack app's interactivity endpoint and ApprovalLinks the
+	// pages of e-mailed approval links (nil: not served). Both authenticate
+	// their requests themselves (Slack's signature, the link's MAC).
+	Slack         http.Handler
+	ApprovalLinks http.Handler
+	// Passkeys registers passkeys and verifies the confirmations of votes
+	// that need step-up (nil: one on Store, with a secret of this process).
+	Passkeys *passkey.Service
+
+	initPasskeys sync.Once
 
 	mux      *http.ServeMux
+	routes   []Route   // every pattern registered on mux, in order (Routes)
 	acsSeen  replaySet // ACS request ids seen by this process
 	requests *prometheus.CounterVec
 	stop     chan struct{} // closed by Stop: long-lived streams end
@@ -94,27 +117,51 @@ func (s *Server) Handler() http.Handler {
 	}, []string{"route", "code"})
 	s.Registry.MustRegister(s.requests)
 
-	m := http.NewServeMux()
-	s.mux = m
-	m.HandleFunc("GET /healthz", s.healthz)
-	m.HandleFunc("GET /readyz", s.readyz)
-	m.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	s.mux = http.NewServeMux()
+	s.handle("GET /healthz", http.HandlerFunc(s.healthz))
+	s.handle("GET /readyz", http.HandlerFunc(s.readyz))
+	s.handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	s.handle("GET /v1/openapi.json", http.HandlerFunc(s.getOpenAPI))
 
 	s.route("POST /v1/check", s.postCheck, rein.RoleAgent, rein.RoleAdmin)
-	m.HandleFunc("POST /v1/hooks/claude-code", s.claudeCodeHook) // answers 200 with a decision, even to errors
-	m.HandleFunc("POST /acs", s.postACS)                         // OWASP ACS Guardian: JSON-RPC errors, not API errors
+	s.handle("POST /v1/hooks/claude-code", http.HandlerFunc(s.claudeCodeHook)) // answers 200 with a decision, even to errors
+	s.handle("POST /acs", http.HandlerFunc(s.postACS))                         // OWASP ACS Guardian: JSON-RPC errors, not API errors
+	s.authzenRoutes()                                                          // OpenID AuthZEN 1.0 and its access request profile: their own error shapes
 	s.route("GET /v1/checks", s.listChecks, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/checks/{id}", s.getCheck, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
+	s.route("GET /v1/request-ids/{request_id}", s.getCheckByRequest, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/checks/{id}/result", s.postResult, rein.RoleAgent, rein.RoleAdmin)
+	s.route("GET /v1/checks/{id}/receipt", s.getCheckReceipt, rein.RoleAgent, rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor)
 	s.route("GET /v1/sessions/{id}", s.getSession, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/sessions/{id}/checks", s.getSessionChecks, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("POST /v1/sessions/{id}/end", s.endSession, rein.RoleAgent, rein.RoleAdmin)
 
 	s.route("GET /v1/approvals", s.listApprovals, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/approvals/{id}", s.getApproval, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor, rein.RoleAgent)
 	s.route("POST /v1/approvals/{id}/votes", s.postVote, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/approvals/{id}/step-up", s.beginStepUp, rein.RoleApprover, rein.RoleAdmin)
+	s.route("GET /v1/passkeys", s.listPasskeys, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/passkeys", s.addPasskey, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/passkeys/registration", s.beginPasskeyRegistration, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/passkeys/confirmation", s.beginPasskeyConfirmation, rein.RoleApprover, rein.RoleAdmin)
+	s.route("DELETE /v1/passkeys/{id}", s.removePasskey, rein.RoleApprover, rein.RoleAdmin)
 	s.route("POST /v1/approvals/{id}/client-vote", s.postClientVote, rein.RoleAgent)
 	s.route("GET /v1/approvals/{id}/wait", s.waitApproval, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/approvals/{id}/cancel", s.cancelApproval, rein.RoleAgent, rein.RoleAdmin)
+	s.route("POST /v1/approvals/{id}/revoke", s.revokeApproval, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/batches/{batch}/votes", s.postBatchVote, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/delegations", s.postDelegation, rein.RoleApprover, rein.RoleAdmin)
+	s.route("GET /v1/delegations", s.listDelegations, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("DELETE /v1/delegations/{id}", s.deleteDelegation, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/approvals/{id}/propose", s.propose, rein.RoleApprover, rein.RoleAdmin)
+	s.route("GET /v1/proposals", s.listProposals, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/proposals/suggestions", s.proposalSuggestions, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/proposals/{id}", s.getProposal, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("POST /v1/proposals/{id}/decision", s.decideProposal, rein.RoleAdmin)
+	s.route("GET /v1/reviews", s.listReviews, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/reviews/stats", s.reviewStats, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("GET /v1/reviews/{id}", s.getReview, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("POST /v1/reviews/{id}/verdict", s.decideReview, rein.RoleApprover, rein.RoleAdmin)
 
 	s.route("POST /v1/questions", s.postQuestion, rein.RoleAgent, rein.RoleAdmin)
 	s.route("GET /v1/questions", s.listQuestions, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
@@ -136,11 +183,21 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/audit/proof/inclusion", s.getInclusion, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("GET /v1/audit/proof/consistency", s.getConsistency, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("GET /v1/audit/keys", s.getAuditKeys, rein.RoleAuditor, rein.RoleAdmin)
+	s.route("GET /v1/audit/receipts/{index}", s.getReceipt, rein.RoleAuditor, rein.RoleAdmin)
 	s.route("POST /v1/audit/rotate-key", s.rotateKey, rein.RoleAdmin)
 
 	s.route("GET /v1/policy", s.getPolicy, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("PUT /v1/policy", s.putPolicy, rein.RoleAdmin)
 	s.route("POST /v1/policy/simulate", s.simulate, rein.RoleAdmin, rein.RoleAuditor)
+	s.route("POST /v1/policy/replay", s.replayPolicy, rein.RoleAdmin, rein.RoleAuditor)
+
+	if s.Slack != nil {
+		s.handle("POST /v1/slack/interactivity", s.Slack)
+	}
+	if s.ApprovalLinks != nil {
+		s.handle("GET /approve/{token}", s.ApprovalLinks)
+		s.handle("POST /approve/{token}", s.ApprovalLinks)
+	}
 
 	s.route("POST /v1/keys", s.createKey, rein.RoleAdmin)
 	s.route("GET /v1/keys", s.listKeys, rein.RoleAdmin)
@@ -151,6 +208,7 @@ func (s *Server) Handler() http.Handler {
 
 // serve answers unknown paths and wrong methods with JSON errors, and counts requests.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.bodyDeadline(w, r)
 	rw := &statusWriter{ResponseWriter: w, code: 200}
 	_, pattern := s.mux.Handler(r)
 	if pattern == "" && s.Console != nil && consolePath(r) {
@@ -208,7 +266,7 @@ type handler func(w http.ResponseWriter, r *http.Request, key *rein.Key) error
 
 // route registers an authenticated endpoint open to the given roles.
 func (s *Server) route(pattern string, h handler, roles ...rein.Role) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		key, err := s.identify(w, r)
 		if err == nil && !key.Has(roles...) {
@@ -224,7 +282,7 @@ func (s *Server) route(pattern string, h handler, roles ...rein.Role) {
 			}
 			writeError(w, err)
 		}
-	})
+	}), roles...)
 }
 
 // identify finds the key of an API request: a bearer key in the
@@ -276,7 +334,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
+	out := map[string]any{"status": "ready"}
+	if s.ReadyDetail != nil {
+		if d := s.ReadyDetail(); len(d) > 0 {
+			out["detail"] = d // ready, with something an operator should know (a refused policy file)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // statusCode maps error codes to HTTP statuses.
@@ -335,12 +399,70 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-// readBody reads the (size-limited) body; too large is 413.
+// DefaultBodyTimeout is how long a request body may take to arrive after
+// its headers when Server.BodyTimeout is not set. The header read has its
+// own limit (http.Server.ReadHeaderTimeout, set by rein serve).
+const DefaultBodyTimeout = 30 * time.Second
+
+// bodyDeadline sets a read deadline on the connection for as long as the
+// request's body is being read, and lifts it once the body has been read
+// to its end, so that a long answer after it (a check that waits for its
+// approval) is not cut. (net/http lifts it too when it starts watching the
+// connection for a client that hangs up.) Requests without a body (GET:
+// event streams, long-polls) get no deadline at all.
+func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	d := s.BodyTimeout
+	if d <= 0 {
+		d = DefaultBodyTimeout
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+		return // not a network connection (a test recorder): nothing to bound
+	}
+	r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, limit: d}
+}
+
+// deadlineBody is a request body read under a connection read deadline.
+type deadlineBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	limit time.Duration
+	done  bool
+}
+
+// errBodyTimeout is what reading a stalled body returns.
+type errBodyTimeout struct{ limit time.Duration }
+
+func (e errBodyTimeout) Error() string {
+	return fmt.Sprintf("the request body did not arrive within %s of its headers; send the whole body without pausing", e.limit)
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF && !b.done:
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
+		return n, errBodyTimeout{b.limit}
+	}
+	return n, err
+}
+
+// readBody reads the (size-limited) body; too large is 413, a body that
+// stalls past the body deadline is 400.
 func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, rein.Errorf(rein.ECodeTooLarge, "the request body is over %d bytes; send a smaller one", tooBig.Limit)
+	}
+	var stalled errBodyTimeout
+	if errors.As(err, &stalled) {
+		return nil, rein.Errorf(rein.ECodeBadRequest, "%s", stalled.Error())
 	}
 	if err != nil {
 		return nil, rein.Errorf(rein.ECodeBadRequest, "cannot read the request body: %v", err)

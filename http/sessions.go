@@ -13,13 +13,28 @@ func (s *Server) postResult(w http.ResponseWriter, r *http.Request, key *rein.Ke
 		return err
 	}
 	var res rein.CheckResult
-	if err := rein.DecodeStrict(body, &res, "status, summary, cost"); err != nil {
+	if err := rein.DecodeStrict(body, &res, "status, summary, cost, args, args_hash"); err != nil {
 		return err
 	}
 	if err := s.Pipeline.Result(r.Context(), key, r.PathValue("id"), &res); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// endSession: POST /v1/sessions/{id}/end (?tenant= for keys of tenant *)
+// -> 200 with the ended session. The agent that ran it, or an admin.
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	tenant, err := s.tenantParam(key, r.URL.Query().Get("tenant"))
+	if err != nil {
+		return err
+	}
+	sess, err := s.Pipeline.EndSession(r.Context(), key, tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sess)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,11 +81,22 @@ func (h *hub) notify(id string) {
 // grant, approval.resolved (with its cause) for everything else.
 func transitionEntry(a *rein.Approval, t approval.Transition, actor string, at time.Time, extra map[string]any) *rein.Entry {
 	data := map[string]any{"from": t.From, "status": t.To, "cause": t.Cause, "action_hash": a.ActionHash}
+	if t.To == rein.StatusApproved && t.Cause != approval.CauseUsed && a.GrantExpiresAt != nil {
+		data["grant"] = a.Grant
+		// The grant's window is part of the record: a later allow outside it
+		// is visible from the log alone.
+		data["grant_expires_at"] = a.GrantExpiresAt.UTC().Format(time.RFC3339Nano)
+		if len(a.ApprovedArgs) > 0 {
+			data["approved_args_hash"] = rein.ArgsHash(a.ApprovedArgs)
+		} else {
+			data["approved_args_hash"] = rein.ArgsHash(a.Args)
+		}
+	}
 	for k, v := range extra {
 		data[k] = v
 	}
 	kind := rein.KindApprovalResolved
-	if t.To == rein.StatusConsumed {
+	if t.To == rein.StatusConsumed || t.Cause == approval.CauseUsed {
 		kind = rein.KindApprovalConsumed
 	}
 	return &rein.Entry{TS: at, Tenant: a.Tenant, Kind: kind, Actor: actor, Subject: a.ID, Data: data}
@@ -139,6 +152,24 @@ func (p *Pipeline) Approval(ctx context.Context, key *rein.Key, id string) (*rei
 // current policy would deny are refused (409), so that an approver cannot
 // approve into something the policy forbids.
 func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage) (*rein.Approval, error) {
+	return p.VoteGrant(ctx, key, id, kind, message, args, "")
+}
+
+// VoteGrant is Vote with the grant scope an approving voter chooses
+// ("once", "session" or a window such as "1h"; "" is once), within what the
+// approval's rules permit.
+func (p *Pipeline) VoteGrant(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage, grant string) (*rein.Approval, error) {
+	return p.voteAs(ctx, key, id, kind, message, args, grant, false)
+}
+
+// VoteSteppedUp is VoteGrant for a vote the voter has just confirmed with a
+// passkey: it counts on approvals that need step-up. Only the caller that
+// verified the passkey assertion for this key and approval may call it.
+func (p *Pipeline) VoteSteppedUp(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage, grant string) (*rein.Approval, error) {
+	return p.voteAs(ctx, key, id, kind, message, args, grant, true)
+}
+
+func (p *Pipeline) voteAs(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage, grant string, steppedUp bool) (*rein.Approval, error) {
 	if !key.Has(rein.RoleApprover, rein.RoleAdmin) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; voting needs the approver or admin role", key.Name, key.Roles)
 	}
@@ -146,12 +177,20 @@ func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message st
 	if err != nil {
 		return nil, err
 	}
+	var need *ApprovalNeeds
 	if kind == approval.Edit {
-		if args, err = p.checkEdit(ctx, cur, args); err != nil {
+		if args, need, err = p.checkEdit(ctx, cur, args); err != nil {
 			return nil, err
 		}
 	}
-	return p.vote(ctx, id, approval.VoterOf(key), key.Name, kind, message, args)
+	voter := approval.VoterOf(key)
+	if err := approval.CanVote(cur, voter, p.now()); errors.Is(err, approval.ErrNotApprover) {
+		if v, ok := p.delegatedVoter(ctx, key, cur, p.now()); ok {
+			voter = v // on behalf of a delegator
+		}
+	}
+	voter.SteppedUp = steppedUp
+	return p.vote(ctx, id, voter, key.Name, kind, message, args, need, grant)
 }
 
 // ClientVote records the vote of the MCP client's user, sent by the gateway
@@ -172,20 +211,46 @@ func (p *Pipeline) ClientVote(ctx context.Context, key *rein.Key, id, kind, mess
 	if !approval.AsksClient(cur) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "approval %s does not name \"client\" among its approvers; the client's user cannot vote on it", id)
 	}
-	return p.vote(ctx, id, approval.ClientVoter(key), "client", kind, message, nil)
+	return p.vote(ctx, id, approval.ClientVoter(key), "client", kind, message, nil, nil, "")
 }
 
 // vote records one vote and, when it decides the approval, the transition.
-func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, actor, kind, message string, args json.RawMessage) (*rein.Approval, error) {
+// An edit's vote carries what policy asks for the edited action (need):
+// those approvals are added to the approval's before the vote counts, so an
+// edit never escapes what policy requires for what will run.
+func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, actor, kind, message string, args json.RawMessage, need *ApprovalNeeds, grant string) (*rein.Approval, error) {
 	now := p.now()
 	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
-		t, err := approval.Vote(a, voter, kind, message, args, now)
+		if need != nil {
+			if err := approval.CanVote(a, voter, now); err != nil {
+				return nil, err
+			}
+			sets, quorum := simNeeds(need)
+			approval.Require(a, sets, quorum)
+			a.StepUp = a.StepUp || need.StepUp // the edited action's rules may ask for step-up
+			for _, r := range need.Asks {
+				if !slices.ContainsFunc(a.Asks, func(x rein.AskingRule) bool { return x.Rule == r.Rule && x.Tier == r.Tier }) {
+					a.Asks = append(a.Asks, r)
+				}
+			}
+		}
+		t, err := approval.VoteGrant(a, voter, kind, message, args, grant, now)
 		if err != nil {
 			return nil, err
 		}
 		data := map[string]any{"vote": kind, "message": message, "by_key": voter.KeyID}
+		if grant != "" {
+			data["grant"] = grant
+		}
+		if voter.OnBehalfOf != "" {
+			data["on_behalf_of"] = voter.OnBehalfOf
+		}
+		if voter.SteppedUp {
+			data["step_up"] = "passkey"
+		}
 		if kind == approval.Edit {
 			data["args"] = args
+			data["approver_sets"], data["quorum"] = a.ApproverSets, a.Quorum
 		}
 		entries := []*rein.Entry{{TS: now, Tenant: a.Tenant, Kind: rein.KindApprovalVote, Actor: actor, Subject: a.ID, Data: data}}
 		if t.Changed() {
@@ -198,34 +263,83 @@ func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, ac
 		return nil, rein.Errorf(rein.ECodeConflict, "%v", err)
 	case errors.Is(err, approval.ErrSelfVote), errors.Is(err, approval.ErrNotApprover):
 		return nil, rein.Errorf(rein.ECodeForbidden, "%v", err)
+	case errors.Is(err, approval.ErrStepUp):
+		return nil, rein.Errorf(rein.ECodeForbidden, "%v; confirm it in the console at %s/approvals/%s", err, strings.TrimRight(p.BaseURL, "/"), id)
 	case errors.Is(err, approval.ErrBadVote):
 		return nil, rein.Errorf(rein.ECodeBadRequest, "%v", err)
 	case err != nil:
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the vote could not be recorded: %v; retry", err)
 	}
+	if p.Resolved != nil && (a.Status == rein.StatusApproved || a.Status == rein.StatusRejected) {
+		p.Resolved(a)
+	}
 	return a, nil
 }
 
-// checkEdit canonicalises edited arguments and refuses those the current
-// policy would deny for the same agent, session and tool.
-func (p *Pipeline) checkEdit(ctx context.Context, a *rein.Approval, args json.RawMessage) (json.RawMessage, error) {
+// checkEdit decides the edited action as a new check of the same agent,
+// session and tool would be decided: a deny refuses the edit (409); a modify
+// rule's change is applied to it; an ask returns what it needs (need), which
+// the vote adds to the approval's requirements. It returns the arguments the
+// approval will grant.
+func (p *Pipeline) checkEdit(ctx context.Context, a *rein.Approval, args json.RawMessage) (json.RawMessage, *ApprovalNeeds, error) {
 	if len(args) == 0 || args[0] != '{' {
-		return nil, rein.Errorf(rein.ECodeBadRequest, `an "edit" vote needs "args": the edited arguments as a JSON object`)
+		return nil, nil, rein.Errorf(rein.ECodeBadRequest, `an "edit" vote needs "args": the edited arguments as a JSON object`)
 	}
 	canon, err := rein.Canonical(args)
 	if err != nil {
-		return nil, rein.Errorf(rein.ECodeBadRequest, `"args" cannot be canonicalised: %v`, err)
+		return nil, nil, rein.Errorf(rein.ECodeBadRequest, `"args" cannot be canonicalised: %v`, err)
 	}
-	set := p.Policies.For(a.Tenant)
-	sim, err := Simulate(set, a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: canon, Agent: a.Agent, Session: a.Session,
-		Intent: a.Intent}, nil, p.now())
+	req := &rein.CheckRequest{Tool: a.Tool, Args: canon, Agent: a.Agent, Session: a.Session, Intent: a.Intent}
+	if orig, err := p.Store.CheckByID(ctx, a.CheckID); err == nil {
+		req.Labels = orig.Check.Labels
+		if orig.Check.Cost != 0 {
+			cost := orig.Check.Cost
+			req.Cost = &cost
+		}
+	}
+	sim, err := Simulate(p.Policies.For(a.Tenant), a.Tenant, req, nil, p.now())
+	if err != nil {
+		return nil, nil, err
+	}
+	if sim.Decision == rein.Deny {
+		return nil, nil, rein.Errorf(rein.ECodeConflict, "policy would deny the edited action (rule %q: %s); edit it into something policy allows or asks for", sim.Rule, sim.Reason)
+	}
+	need := sim.Approval
+	if need == nil {
+		need = &ApprovalNeeds{} // allowed as edited: the original's approvals still apply
+	}
+	return sim.Args, need, nil
+}
+
+// Revoke ends an approved grant before its window closes (a session or
+// window grant, or a once grant not yet used): an admin, or an approver
+// the approval names. The approval becomes invalidated (cause revoked).
+func (p *Pipeline) Revoke(ctx context.Context, key *rein.Key, id, message string) (*rein.Approval, error) {
+	if !key.Has(rein.RoleApprover, rein.RoleAdmin) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; revoking a grant needs the approver or admin role", key.Name, key.Roles)
+	}
+	cur, err := p.approvalFor(ctx, key, id)
 	if err != nil {
 		return nil, err
 	}
-	if sim.Decision == rein.Deny {
-		return nil, rein.Errorf(rein.ECodeConflict, "policy would deny the edited action (rule %q: %s); edit it into something policy allows or asks for", sim.Rule, sim.Reason)
+	if !key.Has(rein.RoleAdmin) && !approval.Names(cur, approval.VoterOf(key)) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "only an admin or an approver of approval %s can revoke its grant", id)
 	}
-	return canon, nil
+	now := p.now()
+	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+		if a.Status != rein.StatusApproved {
+			return nil, approval.ErrNoGrant
+		}
+		t := approval.Withdraw(a, rein.StatusInvalidated, approval.CauseRevoked, now)
+		return []*rein.Entry{transitionEntry(a, t, key.Name, now, map[string]any{"message": message, "uses": a.Uses})}, nil
+	})
+	if errors.Is(err, approval.ErrNoGrant) {
+		return nil, rein.Errorf(rein.ECodeConflict, "approval %s is %s: it has no grant to revoke", id, cur.Status)
+	}
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the revocation could not be recorded: %v; retry", err)
+	}
+	return a, nil
 }
 
 // Cancel withdraws a pending approval: the agent key that asked, or an admin.
@@ -259,6 +373,9 @@ type WaitResult struct {
 	Decision rein.Decision   `json:"decision"`
 	Reason   string          `json:"reason"`
 	RunArgs  json.RawMessage `json:"-"`
+	// CheckID is the check recorded when the wait used the grant (allow) or
+	// refused to (deny): a later result refers to it.
+	CheckID string `json:"-"`
 }
 
 // MarshalJSON puts decision and reason next to the approval's fields, and
@@ -277,14 +394,21 @@ func (w *WaitResult) MarshalJSON() ([]byte, error) {
 	if w.Decision == rein.Allow {
 		m["args"] = w.RunArgs
 	}
+	if w.CheckID != "" {
+		m["use_check_id"], _ = json.Marshal(w.CheckID)
+	}
 	return json.Marshal(m)
 }
 
 // Wait long-polls an approval for the agent key that asked (or an admin)
 // until it leaves pending or timeout passes. When it is approved, the grant
-// is consumed here: at most one waiter, or re-submitted check, ever gets the
-// allow.
-func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout time.Duration) (*WaitResult, error) {
+// is used here as a re-submission would use it, through the decision
+// pipeline (key, locks, policy in force, the grant's window; useGrant): at
+// most one waiter, or re-submitted check, ever gets the allow, and the
+// allowing check is recorded. mayUse is false for a request that did not
+// authenticate with a key (a console session): it sees the outcome and
+// changes nothing.
+func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout time.Duration, mayUse bool) (*WaitResult, error) {
 	if _, err := p.askerOrAdmin(ctx, key, id, "wait on"); err != nil {
 		return nil, err
 	}
@@ -295,7 +419,7 @@ func (p *Pipeline) Wait(ctx context.Context, key *rein.Key, id string, timeout t
 	if a.Status == rein.StatusPending {
 		return &WaitResult{Approval: a, Decision: rein.Ask, Reason: "still pending: " + a.Reason}, nil
 	}
-	return p.outcome(ctx, key, a)
+	return p.outcome(ctx, key, a, mayUse)
 }
 
 // await returns the approval once it has left pending, or as it is at the
@@ -357,46 +481,28 @@ func (p *Pipeline) sleep(ctx context.Context, woken <-chan struct{}, d time.Dura
 
 // outcome turns a resolved approval into the waiter's answer, consuming the
 // grant of an approved one.
-func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval) (*WaitResult, error) {
+func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval, mayUse bool) (*WaitResult, error) {
 	switch a.Status {
 	case rein.StatusApproved:
-		now := p.now()
-		// A lock stops a grant from being used, even one approved before it.
-		if l, err := p.lockFor(ctx, a.Tenant, a.Agent, a.Session, a.Tool, now); err != nil || l != nil {
-			reason := "locks could not be read, so the grant is not used"
-			if l != nil {
-				reason = lockReason(l)
-			}
-			return &WaitResult{Approval: a, Decision: rein.Deny, Reason: reason}, nil
+		if !mayUse {
+			return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "approved; the grant is used only by the agent's own key " +
+				"(an Authorization header), not by a console session, so nothing was consumed"}, nil
 		}
-		used, err := p.changeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
-			t, err := approval.Consume(x, now)
-			if t.Changed() && t.To == rein.StatusExpired {
-				return []*rein.Entry{transitionEntry(x, t, "rein", now, nil)}, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			return []*rein.Entry{transitionEntry(x, t, key.Name, now, map[string]any{"via": "wait"})}, nil
-		})
-		if errors.Is(err, approval.ErrNoGrant) {
-			latest, _ := p.Store.Approval(ctx, a.ID)
-			if latest == nil {
-				latest = a
-			}
-			return &WaitResult{Approval: latest, Decision: rein.Deny, Reason: "the approval's grant was already used or has expired"}, nil
-		}
+		rec, err := p.useGrant(ctx, key, a)
 		if err != nil {
-			return nil, rein.Errorf(rein.ECodeUnavailable, "the grant could not be used: %v; retry", err)
+			return nil, err
 		}
-		if used.Status != rein.StatusConsumed {
-			return &WaitResult{Approval: used, Decision: rein.Deny, Reason: "the approval's grant expired before it was used"}, nil
+		latest, lerr := p.Store.Approval(ctx, a.ID)
+		if lerr != nil {
+			latest = a
 		}
-		run := used.Args
-		if len(used.ApprovedArgs) > 0 {
-			run = used.ApprovedArgs
+		w := &WaitResult{Approval: latest, Decision: rec.Decision, Reason: rec.Reason, CheckID: rec.ID}
+		if rec.Decision.Allows() {
+			w.Decision, w.RunArgs = rein.Allow, rec.Args
+		} else if rec.Decision != rein.Deny {
+			w.Decision = rein.Deny // the waiter's answer is run or not: a throttle or ask here does not run
 		}
-		return &WaitResult{Approval: used, Decision: rein.Allow, Reason: "approved: " + used.ID, RunArgs: run}, nil
+		return w, nil
 	case rein.StatusRejected:
 		return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "rejected" + lastMessage(a, approval.Reject)}, nil
 	case rein.StatusExpired:
@@ -421,16 +527,61 @@ func lastMessage(a *rein.Approval, kind string) string {
 	return ""
 }
 
+// useGrant uses approval a's grant for key the way a re-submission of the
+// same action would: the key read again (a key revoked during the wait uses
+// nothing), then the whole decision pipeline on the original check's input,
+// restricted to this grant. Locks, the policy in force (a deny now wins, an
+// edit is decided again) and the grant's window are all applied, and the
+// allowing check is recorded with the consumption in one transaction.
+func (p *Pipeline) useGrant(ctx context.Context, key *rein.Key, a *rein.Approval) (*rein.CheckRecord, error) {
+	req := &rein.CheckRequest{Tool: a.Tool, Args: a.Args, Agent: a.Agent, Session: a.Session, Intent: a.Intent}
+	if orig, err := p.Store.CheckByID(ctx, a.CheckID); err == nil {
+		req.Labels, req.Intent = orig.Check.Labels, orig.Check.Intent
+		if orig.Check.Cost != 0 {
+			cost := orig.Check.Cost
+			req.Cost = &cost
+		}
+	}
+	current, err := p.currentKey(ctx, key)
+	if err == nil && (current.Tenant != a.Tenant || approval.AgentIdentity(a.Agent) != current.Name) {
+		err = fmt.Errorf("only the agent that asked (%s) can use the grant of approval %s; key %q saw the outcome and used nothing", a.Agent, a.ID, key.Name)
+	}
+	if err != nil {
+		return p.refuseGrant(ctx, key, req, a, err.Error())
+	}
+	return p.decide(ctx, current, req, a.ID)
+}
+
+// refuseGrant records a wait that did not use the grant as a deny of the
+// action, naming why.
+func (p *Pipeline) refuseGrant(ctx context.Context, key *rein.Key, req *rein.CheckRequest, a *rein.Approval, reason string) (*rein.CheckRecord, error) {
+	asker := *key
+	asker.Name, asker.Tenant = approval.AgentIdentity(a.Agent), a.Tenant
+	c, err := p.identity(&asker, req)
+	if err != nil {
+		return nil, err
+	}
+	c.key = key
+	p.facts(c)
+	c.decision, c.reason, c.approval = rein.Deny, reason, a
+	return p.record(ctx, c)
+}
+
 // expire moves one approval whose time ran out to expired.
 func (p *Pipeline) expire(ctx context.Context, id string) error {
 	now := p.now()
-	_, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
+	timedOut := false
+	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
 		t := approval.Expire(a, now)
 		if !t.Changed() {
 			return nil, nil
 		}
+		timedOut = t.Cause == approval.CauseTimeout
 		return []*rein.Entry{transitionEntry(a, t, "rein", now, nil)}, nil
 	})
+	if err == nil && timedOut && p.Resolved != nil {
+		p.Resolved(a)
+	}
 	return err
 }
 
@@ -446,6 +597,9 @@ func (p *Pipeline) Sweep(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := p.escalate(ctx); err != nil {
+		return err
+	}
 	if ids, err = p.Store.DueQuestions(ctx, p.now()); err != nil {
 		return err
 	}
@@ -457,20 +611,38 @@ func (p *Pipeline) Sweep(ctx context.Context) error {
 	return nil
 }
 
-// Recheck runs every pending approval's action through the current policy
-// and invalidates those it now denies. The server calls it after each policy
-// change.
+// Recheck runs the action of every pending approval, and of every approved
+// one whose grant is unused, through the current policy and invalidates
+// those it now denies. The server calls it after each policy change; a grant
+// is also decided again when it is used, so a replica that has not rechecked
+// yet still never allows what the policy in force denies.
 func (p *Pipeline) Recheck(ctx context.Context) (int, error) {
+	n := 0
+	for _, status := range []string{rein.StatusPending, rein.StatusApproved} {
+		m, err := p.recheck(ctx, status)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (p *Pipeline) recheck(ctx context.Context, status string) (int, error) {
 	n := 0
 	before := ""
 	for {
-		page, err := p.Store.Approvals(ctx, "*", rein.ApprovalFilter{Status: rein.StatusPending, Limit: 200, Before: before})
+		page, err := p.Store.Approvals(ctx, "*", rein.ApprovalFilter{Status: status, Limit: 200, Before: before})
 		if err != nil {
 			return n, err
 		}
 		for _, a := range page {
 			sim, err := Simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.Args,
 				Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, p.now())
+			if err == nil && sim.Decision != rein.Deny && len(a.ApprovedArgs) > 0 { // the edited action too
+				sim, err = Simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.ApprovedArgs,
+					Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, p.now())
+			}
 			if err != nil || sim.Decision != rein.Deny {
 				continue
 			}
@@ -492,4 +664,38 @@ func (p *Pipeline) Recheck(ctx context.Context) (int, error) {
 		}
 		before = page[len(page)-1].ID
 	}
+}
+
+// escalate announces the escalations that came due: an approval.escalated
+// entry naming the approvers added, and an approval.updated event that
+// notifications (webhooks, Slack) deliver. Eligibility itself follows the
+// clock (approval.setsAt); this only records and tells.
+func (p *Pipeline) escalate(ctx context.Context) error {
+	now := p.now()
+	pending, err := p.Store.Approvals(ctx, rein.AllTenants, rein.ApprovalFilter{Status: rein.StatusPending, Limit: 500})
+	if err != nil {
+		return err
+	}
+	for _, a := range pending {
+		if approval.Escalation(a, now) <= a.Escalated {
+			continue
+		}
+		_, err := p.changeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+			due := approval.Escalation(x, now)
+			if x.Status != rein.StatusPending || due <= x.Escalated {
+				return nil, nil
+			}
+			var added []string
+			for _, e := range x.Escalations[x.Escalated:due] {
+				added = append(added, e.Approvers...)
+			}
+			x.Escalated = due
+			return []*rein.Entry{{TS: now, Tenant: x.Tenant, Kind: rein.KindApprovalEscalated, Actor: "rein", Subject: x.ID,
+				Data: map[string]any{"added_approvers": added, "stage": due, "action_hash": x.ActionHash}}}, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -75,9 +74,6 @@ func (p *Pipeline) CreateLock(ctx context.Context, key *rein.Key, req *LockReque
 	req.Reason = strings.TrimSpace(req.Reason)
 	if req.Reason == "" {
 		return nil, rein.Errorf(rein.ECodeBadRequest, `"reason" is required: say why, e.g. "incident 42: runaway spending"`)
-	}
-	if _, err := path.Match(req.Target.Tool, ""); err != nil {
-		return nil, rein.Errorf(rein.ECodeBadRequest, "target tool %q is not a valid glob: %v", req.Target.Tool, err)
 	}
 	now := p.now()
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {

@@ -40,6 +40,9 @@ type Pipeline struct {
 	AuditArgs []ArgsRule
 	// Observe, when set, is told about every recorded decision (metrics).
 	Observe func(rec *rein.CheckRecord, took time.Duration)
+	// Resolved, when set, is told about every approval that a vote or the
+	// clock resolved: approved, rejected or expired (metrics).
+	Resolved func(a *rein.Approval)
 	// Replicas, when set, tells the other servers sharing the store about
 	// changes made here (several replicas on one PostgreSQL).
 	Replicas Replicas
@@ -57,12 +60,26 @@ type Pipeline struct {
 // answer, or an *rein.Error for requests that are not decisions (bad input,
 // wrong identity, a reused request_id) and for a store that cannot record.
 func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequest) (*rein.CheckRecord, error) {
+	return p.decide(ctx, key, req, "")
+}
+
+// decide is Check; with grant set, the check may use that approval's grant
+// and no other, and never asks anew (the wait path: the agent waited for
+// exactly that approval).
+func (p *Pipeline) decide(ctx context.Context, key *rein.Key, req *rein.CheckRequest, grant string) (*rein.CheckRecord, error) {
 	start := time.Now()
 	c, err := p.identity(key, req)
 	if err != nil {
 		return nil, err
 	}
+	c.grant = grant
 	if rec, err := p.replay(ctx, c); rec != nil || err != nil {
+		rec, err = p.replayed(ctx, c, rec, err)
+		if err == nil && rec.Decision == rein.Ask && rec.Approval != nil && req.WaitMS > 0 && grant == "" {
+			// A retry that waits again waits on the same approval, and
+			// its decision is found by the request_id from then on.
+			return p.waitAndDecide(ctx, key, req, rec)
+		}
 		return rec, err
 	}
 	p.locks(ctx, c)
@@ -80,7 +97,11 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 		p.approval(ctx, c)
 		rec, err = p.record(ctx, c)
 		if errors.Is(err, rein.ErrApprovalPending) || errors.Is(err, errGrantGone) {
-			return nil, rein.Errorf(rein.ECodeUnavailable, "approvals for this action are changing concurrently, so the action is denied; retry")
+			// Still changing: fail closed, and record the deny like any
+			// decision, without the approval it could not settle on.
+			c.approval, c.created, c.use = nil, false, nil
+			c.fail("approvals for this action were changing concurrently, so the action is denied; check again")
+			rec, err = p.record(ctx, c)
 		}
 	}
 	if err != nil || !rec.Decision.Allows() {
@@ -89,7 +110,7 @@ func (p *Pipeline) Check(ctx context.Context, key *rein.Key, req *rein.CheckRequ
 	if err == nil && p.Observe != nil {
 		p.Observe(rec, time.Since(start))
 	}
-	if err == nil && rec.Decision == rein.Ask && rec.Approval != nil && req.WaitMS > 0 {
+	if err == nil && rec.Decision == rein.Ask && rec.Approval != nil && req.WaitMS > 0 && grant == "" {
 		return p.waitAndDecide(ctx, key, req, rec)
 	}
 	return rec, err
@@ -106,10 +127,16 @@ func (p *Pipeline) waitAndDecide(ctx context.Context, key *rein.Key, req *rein.C
 		return asked, nil
 	}
 	again := *req
-	again.WaitMS, again.RequestID = 0, ""
-	switch a.Status {
-	case rein.StatusApproved, rein.StatusRejected, rein.StatusConsumed:
-		return p.Check(ctx, key, &again)
+	// The decision after the wait is a check of its own, found through the
+	// ask's request_id (a retry, a reported result): it answers once.
+	again.WaitMS, again.RequestID = 0, waitedID(req.RequestID)
+	current, keyErr := p.currentKey(ctx, key)
+	switch {
+	case keyErr != nil:
+	case a.Status == rein.StatusApproved:
+		return p.decide(ctx, current, &again, a.ID)
+	case a.Status == rein.StatusRejected, a.Status == rein.StatusConsumed:
+		return p.Check(ctx, current, &again)
 	}
 	c, err := p.identity(key, &again)
 	if err != nil {
@@ -117,8 +144,10 @@ func (p *Pipeline) waitAndDecide(ctx context.Context, key *rein.Key, req *rein.C
 	}
 	p.facts(c)
 	c.decision, c.approval = rein.Deny, a
-	switch a.Status {
-	case rein.StatusExpired:
+	switch {
+	case keyErr != nil:
+		c.reason = keyErr.Error()
+	case a.Status == rein.StatusExpired:
 		c.reason = fmt.Sprintf("approval %s timed out: no decision before %s", a.ID, a.ExpiresAt.UTC().Format(time.RFC3339))
 	default:
 		c.reason = fmt.Sprintf("approval %s was %s", a.ID, a.Status)
@@ -154,6 +183,7 @@ type check struct {
 	created    bool              // approval is new and must be stored
 	use        *rein.ApprovalUse // the grant this allow consumes
 	id         string            // the check's id, once recorded
+	grant      string            // when set: use this approval's grant only, never ask anew
 }
 
 // fail settles the check as a deny that names its cause (fail closed).
@@ -165,6 +195,11 @@ func (c *check) fail(format string, args ...any) {
 func (p *Pipeline) identity(key *rein.Key, req *rein.CheckRequest) (*check, error) {
 	if !key.Has(rein.RoleAgent, rein.RoleAdmin) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; checks need the agent role", key.Name, key.Roles)
+	}
+	// Every entry point's request meets the same rules (names without hidden
+	// characters, sizes), not only those that come through POST /v1/check.
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	agent, err := rein.AgentFor(key.Name, req.Agent)
 	if err != nil {
@@ -184,7 +219,7 @@ func (p *Pipeline) identity(key *rein.Key, req *rein.CheckRequest) (*check, erro
 	}
 	c := &check{key: key, tenant: key.Tenant, args: args, actionHash: hash, at: p.now()}
 	c.input = rein.CheckInput{Tool: req.Tool, Args: canon, Session: req.Session, Agent: agent, Intent: req.Intent,
-		Labels: req.Labels, RequestID: req.RequestID}
+		Labels: req.Labels, RequestID: req.RequestID, Batch: req.Batch}
 	if req.Cost != nil {
 		c.input.Cost = *req.Cost
 	}
@@ -202,7 +237,7 @@ func (p *Pipeline) replay(ctx context.Context, c *check) (*rein.CheckRecord, err
 	if c.input.RequestID == "" {
 		return nil, nil
 	}
-	rec, err := p.Store.CheckByRequestID(ctx, c.key.ID, c.input.RequestID)
+	rec, err := p.byRequestID(ctx, c.key.ID, c.input.RequestID)
 	switch {
 	case errors.Is(err, rein.ErrNotFound):
 		return nil, nil
@@ -212,6 +247,25 @@ func (p *Pipeline) replay(ctx context.Context, c *check) (*rein.CheckRecord, err
 		return nil, rein.Errorf(rein.ECodeConflict, "request_id %q was already used for a different action; use a new request_id for a new check", c.input.RequestID)
 	}
 	return rec, nil
+}
+
+// replayed answers a retry with its stored answer, except that a kill
+// switch or an ended session wins over an allow given before it: the retry
+// is then a recorded deny that names both (it cannot reuse the request_id).
+func (p *Pipeline) replayed(ctx context.Context, c *check, rec *rein.CheckRecord, err error) (*rein.CheckRecord, error) {
+	if err != nil || !rec.Decision.Allows() {
+		return rec, err
+	}
+	p.locks(ctx, c)
+	p.session(ctx, c)
+	if !c.done {
+		return rec, nil
+	}
+	c.reason = fmt.Sprintf("request_id %q was answered %s at %s, but since then: %s", c.input.RequestID, rec.Decision,
+		rec.CreatedAt.UTC().Format(time.RFC3339), c.reason)
+	c.input.RequestID = ""
+	p.facts(c)
+	return p.record(ctx, c)
 }
 
 // locks: a matching kill switch denies the check before policy runs (and
@@ -248,6 +302,10 @@ func (p *Pipeline) session(ctx context.Context, c *check) {
 		return
 	}
 	c.sessionVal["repeats"] = repeats
+	if s != nil && s.EndedAt != nil {
+		c.fail("session %q was ended by %s at %s; start a new session", c.input.Session, s.EndedBy, s.EndedAt.UTC().Format(time.RFC3339))
+		return
+	}
 	if s != nil {
 		c.sessionVal["calls"], c.sessionVal["cost"], c.sessionVal["tainted"], c.sessionVal["denials"] = s.Calls, s.Cost, s.Tainted, s.Denials
 	}
@@ -276,7 +334,10 @@ func (p *Pipeline) limits(ctx context.Context, c *check) {
 		for _, by := range m.Rule.Limit.By {
 			switch by {
 			case "agent":
-				key = append(key, "agent="+c.input.Agent)
+				// The authenticated identity (the key's name in its tenant),
+				// never the sub-agent name the caller chose: a limit cannot be
+				// sidestepped by calling as bot/n0, bot/n1, ...
+				key = append(key, "agent="+c.tenant+"/"+approval.AgentIdentity(c.input.Agent))
 			case "session":
 				key = append(key, "session="+c.input.Session)
 			case "tenant":
@@ -318,6 +379,42 @@ func (p *Pipeline) policy(c *check) {
 			return
 		}
 		c.outArgs = out
+		p.guard(c, "policy", func() { p.modified(c, res.Args) })
+	}
+}
+
+// modified decides the arguments a modify rule produced as a check of them
+// would be decided (settle); a refusal makes the check a deny naming it.
+func (p *Pipeline) modified(c *check, args map[string]any) {
+	in := *p.policyInput(c)
+	if why := settle(c.set, &in, args, c.rule, c.outArgs, c.verdicts); why != "" {
+		c.fail("%s", why)
+	}
+}
+
+// settle decides the arguments out (args, canonical) that the modify rule
+// rule produced from the check in, as a check of them would be decided:
+// facts derived again, every tier's rules again. They may run unless a rule
+// denies, asks for, throttles or modifies them differently; then settle
+// says why not, so that a modify rule (a tenant's, say) never turns an
+// action into one that policy denies or asks for. Check and Simulate both
+// use it.
+func settle(set *policy.Set, in *policy.Input, args map[string]any, rule string, out json.RawMessage, verdicts map[*policy.Rule]policy.LimitVerdict) string {
+	a := risk.Assess(in.Tool, args, risk.Env{Tools: set.Tools(), Workspace: set.Workspace(), Lookup: LookupHost})
+	in.Args, in.Risk, in.Facts = args, a.Tags, a.Facts
+	again := set.Evaluate(in).Decide(verdicts)
+	switch {
+	case again.Decision == rein.Allow, again.Rule == "" && again.Decision == rein.Deny:
+		// allowed, or matched by no rule: the modify rule that produced them
+		// is what allows them (a default deny does not undo a modify)
+		return ""
+	case again.Decision == rein.Modify:
+		if o, err := rein.Canonical(again.Args); err == nil && string(o) == string(out) {
+			return ""
+		}
+		return fmt.Sprintf("the arguments modified by rule %q would be modified again by rule %q; rein runs only arguments policy settles on", rule, again.Rule)
+	default:
+		return fmt.Sprintf("the arguments modified by rule %q would be %s by rule %q (%s), so the action is denied", rule, again.Decision, again.Rule, again.Reason)
 	}
 }
 
@@ -339,6 +436,14 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 	case err != nil:
 		c.fail("cannot look up approvals for this action: %v", err)
 		return
+	}
+	if c.grant != "" && (prev == nil || prev.ID != c.grant || prev.Status != rein.StatusApproved ||
+		prev.GrantExpiresAt == nil || !c.at.Before(*prev.GrantExpiresAt)) {
+		c.decision, c.reason = rein.Deny, fmt.Sprintf("approval %s's grant was already used or has expired", c.grant)
+		return
+	}
+	switch {
+	case prev == nil:
 	case prev.Status == rein.StatusPending && c.at.Before(prev.ExpiresAt):
 		c.approval = prev
 		return
@@ -348,12 +453,28 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 		c.decision, c.reason, c.approval = rein.Deny, "rejected"+lastMessage(prev, approval.Reject), prev
 		return
 	case prev.Status == rein.StatusApproved && prev.GrantExpiresAt != nil && c.at.Before(*prev.GrantExpiresAt):
-		c.decision, c.reason, c.approval = rein.Allow, "approved: "+prev.ID, prev
-		if len(prev.ApprovedArgs) > 0 {
-			c.reason = "approved with edited arguments: " + prev.ID
-			c.outArgs = prev.ApprovedArgs
+		run, refused := p.stillGranted(c, prev)
+		if refused == "" {
+			c.decision, c.reason, c.approval, c.outArgs = rein.Allow, "approved: "+prev.ID, prev, run
+			if len(prev.ApprovedArgs) > 0 {
+				c.reason = "approved with edited arguments: " + prev.ID
+			}
+			if prev.Grant != "" && prev.Grant != rein.GrantOnce {
+				c.reason += fmt.Sprintf(" (grant %s, use %d, until %s)", prev.Grant, prev.Uses+1, prev.GrantExpiresAt.UTC().Format(time.RFC3339))
+			}
+			c.use = &rein.ApprovalUse{ID: prev.ID, Change: p.consume(c)}
+			return
 		}
-		c.use = &rein.ApprovalUse{ID: prev.ID, Change: p.consume(c)}
+		if c.grant != "" {
+			c.decision, c.reason, c.approval = rein.Deny, refused, prev
+			return
+		}
+		// The grant would not be granted now: the action is asked anew,
+		// under the policy in force.
+		c.reason = refused + "; " + c.reason
+	}
+	if c.grant != "" {
+		c.decision, c.reason = rein.Deny, fmt.Sprintf("approval %s's grant was already used or has expired", c.grant)
 		return
 	}
 	a := c.result.Approval
@@ -361,10 +482,84 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 		ID: rein.NewID("apr"), Tenant: c.tenant, Status: rein.StatusPending, ActionHash: c.actionHash,
 		Agent: c.input.Agent, AgentKeyID: c.key.ID, Session: c.input.Session, Tool: c.input.Tool, Args: c.outArgs, Intent: c.input.Intent,
 		Risk: c.assessment.Tags, Rule: c.rule, Reason: c.reason, Approvers: a.Approvers, ApproverSets: c.result.ApproverSets,
-		Quorum: a.Quorum, RejectQuorum: a.RejectQuorum, GrantTTL: a.GrantTTL, Votes: []rein.Vote{},
+		Quorum: a.Quorum, RejectQuorum: a.RejectQuorum, GrantTTL: a.GrantTTL, Grants: a.Grants, Batch: c.input.Batch,
+		Escalations: a.Escalate, StepUp: a.StepUp, Asks: c.result.Asks, Votes: []rein.Vote{},
 		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL),
 	}
 	c.created = true
+}
+
+// stillGranted decides whether approval a's grant may be used by check c:
+// only if it would still be granted now. The policy in force has already
+// asked for the original action (a deny or a lock would have ended the check
+// before); an approver's edit is decided again by the same policy, and a deny
+// of it wins; and the votes must still meet what policy asks for now, for the
+// original and the edited action alike. It returns the arguments to run, or
+// why the grant is not used.
+func (p *Pipeline) stillGranted(c *check, a *rein.Approval) (run json.RawMessage, refused string) {
+	sets, quorum := needs(c.result)
+	run = c.outArgs
+	if len(a.ApprovedArgs) > 0 {
+		sim, err := Simulate(c.set, c.tenant, &rein.CheckRequest{Tool: c.input.Tool, Args: a.ApprovedArgs, Agent: c.input.Agent,
+			Session: c.input.Session, Intent: c.input.Intent, Labels: c.input.Labels, Cost: &c.input.Cost}, c.sessionVal, c.at)
+		switch {
+		case err != nil:
+			return nil, fmt.Sprintf("approval %s's edited arguments cannot be decided again (%v), so the grant is not used", a.ID, err)
+		case sim.Decision == rein.Deny:
+			return nil, fmt.Sprintf("policy now denies the edited action of approval %s (rule %q: %s), so its grant is not used", a.ID, sim.Rule, sim.Reason)
+		case sim.Approval != nil:
+			more, q := simNeeds(sim.Approval)
+			sets, quorum = append(sets, more...), max(quorum, q)
+		}
+		run = sim.Args
+	}
+	if !approval.Meets(a, sets, quorum) {
+		return nil, fmt.Sprintf("approval %s no longer meets the approvals policy asks for now (%s, quorum %d), so its grant is not used; ask again",
+			a.ID, describeSets(sets), max(quorum, 1))
+	}
+	return run, ""
+}
+
+// needs are the approver sets and quorum a policy result asks for.
+func needs(res *policy.Result) ([][]string, int) {
+	if res == nil || res.Approval == nil {
+		return nil, 0
+	}
+	if len(res.ApproverSets) > 0 {
+		return res.ApproverSets, res.Approval.Quorum
+	}
+	return [][]string{res.Approval.Approvers}, res.Approval.Quorum
+}
+
+func simNeeds(n *ApprovalNeeds) ([][]string, int) {
+	if len(n.Approvers) == 0 && len(n.ApproverSets) == 0 {
+		return nil, 0
+	}
+	if len(n.ApproverSets) > 0 {
+		return n.ApproverSets, n.Quorum
+	}
+	return [][]string{n.Approvers}, n.Quorum
+}
+
+func describeSets(sets [][]string) string {
+	parts := make([]string, len(sets))
+	for i, s := range sets {
+		parts[i] = strings.Join(s, " or ")
+	}
+	return strings.Join(parts, "; and ")
+}
+
+// currentKey reads key again after a long wait: a key revoked (or gone)
+// meanwhile uses no grant.
+func (p *Pipeline) currentKey(ctx context.Context, key *rein.Key) (*rein.Key, error) {
+	k, err := p.Store.KeyByID(ctx, key.ID)
+	switch {
+	case errors.Is(err, rein.ErrNotFound) || err == nil && k.RevokedAt != nil:
+		return nil, fmt.Errorf("key %q was revoked while it waited, so the approval's grant is not used", key.Name)
+	case err != nil:
+		return nil, fmt.Errorf("key %q could not be read again after the wait (%v), so the approval's grant is not used", key.Name, err)
+	}
+	return k, nil
 }
 
 // consume uses the grant for check c, inside the transaction that records c.
@@ -374,7 +569,7 @@ func (p *Pipeline) consume(c *check) rein.ApprovalChange {
 		if err != nil {
 			return nil, errGrantGone
 		}
-		return []*rein.Entry{transitionEntry(a, tr, c.input.Agent, c.at, map[string]any{"check_id": c.id})}, nil
+		return []*rein.Entry{transitionEntry(a, tr, c.input.Agent, c.at, map[string]any{"check_id": c.id, "grant": a.Grant, "uses": a.Uses})}, nil
 	}
 }
 
@@ -409,7 +604,7 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	var created *rein.Approval
 	if c.approval != nil {
 		rec.Approval = c.approval.Ref(p.BaseURL)
-		if c.use != nil {
+		if c.use != nil && (c.approval.Grant == "" || c.approval.Grant == rein.GrantOnce) {
 			rec.Approval.Status = rein.StatusConsumed // by this check, in the same transaction
 		}
 		if c.created {
@@ -421,6 +616,9 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 					"quorum": c.approval.Quorum, "expires_at": c.approval.ExpiresAt.UTC().Format(time.RFC3339Nano),
 				}})
 		}
+	}
+	if review, e := p.checkReview(c, rec); review != nil {
+		rec.Review, entries = review, append(entries, e)
 	}
 	stored, err := p.Store.RecordCheck(ctx, rec, created, c.use, entries)
 	switch {
@@ -438,6 +636,9 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the decision could not be recorded, so the action is denied: %v; retry later", err)
 	}
 	p.publish(events.Decision, stored.Tenant, decisionEvent(stored))
+	if stored.Review != nil {
+		p.publish(events.ReviewCreated, stored.Tenant, stored.Review)
+	}
 	switch {
 	case created != nil:
 		p.publish(events.ApprovalCreated, created.Tenant, created)

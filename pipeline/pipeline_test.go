@@ -170,6 +170,39 @@ func TestRequestIDReplay(t *testing.T) {
 	}
 }
 
+// TestReplayAfterLock: a retried request_id does not bring back an allow
+// once a kill switch or an ended session stops the action; the refusal is
+// recorded and audited, and a denied answer is still replayed as it was.
+func TestReplayAfterLock(t *testing.T) {
+	ctx := context.Background()
+	admin := &rein.Key{ID: "key_admin", Name: "admin", Tenant: "acme", Roles: []rein.Role{rein.RoleAdmin}}
+	for _, stop := range []string{"lock", "session end"} {
+		f := setup(t, testPolicy)
+		req := func() *rein.CheckRequest {
+			return &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{"path":"a"}`), Session: "s1", RequestID: "r-1"}
+		}
+		first, err := f.p.Check(ctx, f.key, req())
+		if err != nil || first.Decision != rein.Allow {
+			t.Fatalf("%s: %v %+v", stop, err, first)
+		}
+		if stop == "lock" {
+			_, err = f.p.CreateLock(ctx, admin, &LockRequest{Target: rein.LockTarget{Agent: "builder"}, Reason: "incident"})
+		} else {
+			_, err = f.p.EndSession(ctx, admin, "acme", "s1")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := f.p.Check(ctx, f.key, req())
+		if err != nil || again.Decision != rein.Deny || again.ID == first.ID || !strings.Contains(again.Reason, `request_id "r-1" was answered allow`) {
+			t.Fatalf("%s: a retried allow after it: %v %+v", stop, err, again)
+		}
+		if entryAt(t, f.store, again.AuditIndex)["kind"] != "check" {
+			t.Fatalf("%s: the refused retry is not audited", stop)
+		}
+	}
+}
+
 // failingStore fails the calls named in fail.
 type failingStore struct {
 	rein.Store
@@ -306,16 +339,21 @@ tools:
 rules:
   - {id: ok, when: 'true', decision: allow}
 `)
+	// A name without a dot is local whatever it resolves to: the resolver
+	// tries the search domains, and LLMNR and NetBIOS answer it from the
+	// local network (risk.md).
+	dotless := !strings.Contains(strings.TrimSuffix(host, "."), ".")
+	private = private || dotless
 	rec := f.check(t, "web.get", `{"url":"http://`+host+`:8080/admin"}`)
 	if got := slices.Contains(rec.Risk, "url.private"); got != private {
 		t.Errorf("%s resolves to %v: url.private %v, want %v (risk %v)", host, addrs, got, private, rec.Risk)
 	}
-	if ip := rec.Facts["urls"].([]any)[0].(map[string]any)["ip"]; (ip == "") != (len(addrs) == 0) {
+	if ip := rec.Facts["urls"].([]any)[0].(map[string]any)["ip"]; !dotless && (ip == "") != (len(addrs) == 0) {
 		t.Errorf("%s resolves to %v: ip in the facts %q", host, addrs, ip)
 	}
 	raw := f.check(t, "web.raw", `{"url":"http://`+host+`:8080/admin"}`)
-	if slices.Contains(raw.Risk, "url.private") {
-		t.Errorf("without resolve the name is not looked up: %v", raw.Risk)
+	if slices.Contains(raw.Risk, "url.private") != dotless {
+		t.Errorf("without resolve the name is judged by itself alone: %v", raw.Risk)
 	}
 }
 

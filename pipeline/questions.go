@@ -21,6 +21,11 @@ func (p *Pipeline) Ask(ctx context.Context, key *rein.Key, req *rein.QuestionReq
 	if !key.Has(rein.RoleAgent, rein.RoleAdmin) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; asking questions needs the agent role", key.Name, key.Roles)
 	}
+	for field, v := range map[string]string{"session": req.Session, "agent": req.Agent} {
+		if err := rein.CheckName(field, v); err != nil {
+			return nil, err
+		}
+	}
 	agent, err := rein.AgentFor(key.Name, req.Agent)
 	if err != nil {
 		return nil, err

@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"path"
 	"strconv"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/risk"
 )
 
 // How a check's arguments are kept in its audit entry, chosen per tool.
@@ -26,7 +26,7 @@ type ArgsRule struct {
 
 func (p *Pipeline) argsMode(tool string) string {
 	for _, r := range p.AuditArgs {
-		if ok, _ := path.Match(r.Tool, tool); ok {
+		if risk.Glob(r.Tool, tool) {
 			return r.Store
 		}
 	}

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"strings"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/approval"
 )
 
 // Results and sessions around the decision path.
@@ -24,9 +26,13 @@ func (p *Pipeline) checkFor(ctx context.Context, key *rein.Key, id string) (*rei
 	return rec, nil
 }
 
-// Result records what happened after an allowed action. A result for a
-// check that was not allowed is refused (409) and recorded as an anomaly:
-// an agent that ran what rein did not allow is worth an auditor's look.
+// Result records what happened after an allowed action, with the evidence
+// an auditor needs to tell whether what ran is what rein allowed: the hash of
+// the executed arguments next to the allowed ones' (args_match). Whatever
+// looks wrong is recorded, never dropped, as an anomaly in the audit entry:
+// a result for a check that was not allowed (then refused, 409), executed
+// arguments that differ from the allowed ones, a result reported after a lock
+// stopped the agent, and a second result for the same check (refused, 409).
 func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *rein.CheckResult) error {
 	if res.Status != "succeeded" && res.Status != "failed" {
 		return rein.Errorf(rein.ECodeBadRequest, `"status" must be "succeeded" or "failed"`)
@@ -35,6 +41,11 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 		return rein.Errorf(rein.ECodeBadRequest, `"cost" must be 0 or more`)
 	}
 	res.Summary = strings.TrimSpace(res.Summary)
+	res.ArgsMatch = nil // rein's finding, never the caller's claim
+	executed, err := executedHash(res)
+	if err != nil {
+		return err
+	}
 	rec, err := p.checkFor(ctx, key, id)
 	if err != nil {
 		return err
@@ -42,28 +53,90 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 	if rec.KeyID != key.ID && !key.Has(rein.RoleAdmin) {
 		return rein.Errorf(rein.ECodeForbidden, "only the key that made check %s, or an admin, reports its result", id)
 	}
-	data := map[string]any{"status": res.Status, "summary": res.Summary, "decision": rec.Decision, "session": rec.Check.Session}
+	now := p.now()
+	data := map[string]any{"status": res.Status, "summary": res.Summary, "decision": rec.Decision, "session": rec.Check.Session,
+		"allowed_args_hash": rein.ArgsHash(rec.Args)}
 	if res.Cost != nil {
 		data["cost"] = rein.Decimal(*res.Cost)
 	}
-	e := &rein.Entry{TS: p.now(), Tenant: rec.Tenant, Kind: rein.KindCheckResult, Actor: key.Name, Subject: rec.ID,
+	var anomalies []string
+	if executed != "" {
+		match := executed == rein.ArgsHash(rec.Args)
+		data["executed_args_hash"], data["args_match"], res.ArgsMatch = executed, match, &match
+		if !match {
+			anomalies = append(anomalies, "args_mismatch: the executed arguments differ from those rein allowed")
+		}
+	}
+	if l, err := p.lockFor(ctx, rec.Tenant, rec.Check.Agent, rec.Check.Session, rec.Check.Tool, now); err == nil && l != nil && l.CreatedAt.After(rec.CreatedAt) {
+		anomalies = append(anomalies, "result_after_lock: lock "+l.ID+" stopped this agent after the check was allowed")
+	}
+	e := &rein.Entry{TS: now, Tenant: rec.Tenant, Kind: rein.KindCheckResult, Actor: key.Name, Subject: rec.ID,
 		PolicyVersion: rec.PolicyVersion, Data: data}
-	if !rec.Decision.Allows() {
-		data["anomaly"] = "a result was reported for a check that was not allowed"
+	anomaly := func(what string) error {
+		data["anomalies"] = append(anomalies, what)
+		data["anomaly"] = what
 		if err := p.Store.Append(ctx, e); err != nil {
 			return rein.Errorf(rein.ECodeUnavailable, "the anomaly could not be recorded: %v", err)
 		}
-		p.Log.Warn("result reported for a check that was not allowed", "check", rec.ID, "decision", rec.Decision, "key", key.Name)
+		p.Log.Warn("anomalous result", "check", rec.ID, "anomaly", what, "key", key.Name)
+		return nil
+	}
+	if !rec.Decision.Allows() {
+		what := "not_allowed: a result was reported for a check that was not allowed"
+		if err := anomaly(what); err != nil {
+			return err
+		}
+		p.queueResultReview(ctx, rec, res, append(anomalies, what))
 		return rein.Errorf(rein.ECodeConflict, "check %s was %s, not allowed: there is no result to report (recorded as an anomaly)", id, rec.Decision)
 	}
-	if err := p.Store.RecordResult(ctx, rec, res, e); err != nil {
+	if len(anomalies) > 0 {
+		data["anomalies"] = anomalies
+		p.Log.Warn("anomalous result", "check", rec.ID, "anomalies", anomalies, "key", key.Name)
+	}
+	stored := *res
+	stored.Args = nil // the hash is the evidence; the arguments stay out of the result
+	if executed != "" {
+		stored.ArgsHash = executed
+	}
+	if err := p.Store.RecordResult(ctx, rec, &stored, e); err != nil {
+		if rein.ErrorCode(err) == rein.ECodeConflict {
+			what := "second_result: check " + id + " already had a result"
+			if aerr := anomaly(what); aerr != nil {
+				return aerr
+			}
+			p.queueResultReview(ctx, rec, res, append(anomalies, what))
+			return rein.Errorf(rein.ECodeConflict, "check %s already has a result (this one is recorded as an anomaly)", id)
+		}
 		var re *rein.Error
 		if errors.As(err, &re) {
 			return err
 		}
 		return rein.Errorf(rein.ECodeUnavailable, "the result could not be recorded: %v; retry", err)
 	}
+	p.queueResultReview(ctx, rec, &stored, anomalies)
 	return nil
+}
+
+// executedHash is the hash of the arguments a result says ran: computed from
+// args, or given as args_hash; "" when the result says neither.
+func executedHash(res *rein.CheckResult) (string, error) {
+	switch {
+	case len(res.Args) > 0 && res.ArgsHash != "":
+		return "", rein.Errorf(rein.ECodeBadRequest, `send "args" (the executed arguments) or "args_hash", not both`)
+	case len(res.Args) > 0:
+		canon, err := rein.Canonical(res.Args)
+		if err != nil || canon[0] != '{' {
+			return "", rein.Errorf(rein.ECodeBadRequest, `"args" must be the executed arguments as a JSON object`)
+		}
+		return rein.ArgsHash(canon), nil
+	case res.ArgsHash != "":
+		h, ok := strings.CutPrefix(res.ArgsHash, "sha256:")
+		if _, err := hex.DecodeString(h); !ok || len(h) != 64 || err != nil || strings.ToLower(h) != h {
+			return "", rein.Errorf(rein.ECodeBadRequest, `"args_hash" must be "sha256:" and 64 lowercase hex digits of the canonical JSON arguments`)
+		}
+		return res.ArgsHash, nil
+	}
+	return "", nil
 }
 
 // Session returns a session of the key's tenant (tenant, for keys of "*").
@@ -75,5 +148,33 @@ func (p *Pipeline) Session(ctx context.Context, tenant, id string) (*rein.Sessio
 	if s == nil {
 		return nil, rein.Errorf(rein.ECodeNotFound, "session %s not found", id)
 	}
+	return s, nil
+}
+
+// EndSession ends a session of tenant: the agent that ran it (its key's
+// identity) or an admin. The end is audited; checks in an ended session are
+// denied, so an agent's run has a recorded end an auditor can rely on.
+func (p *Pipeline) EndSession(ctx context.Context, key *rein.Key, tenant, id string) (*rein.Session, error) {
+	cur, err := p.Session(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if !key.Has(rein.RoleAdmin) && (key.Tenant != cur.Tenant || approval.AgentIdentity(cur.Agent) != key.Name) {
+		return nil, rein.Errorf(rein.ECodeNotFound, "session %s not found", id)
+	}
+	now := p.now()
+	e := &rein.Entry{TS: now, Tenant: cur.Tenant, Kind: rein.KindSessionEnded, Actor: key.Name, Subject: id,
+		Data: map[string]any{"session": id, "agent": cur.Agent, "checks": cur.Checks, "calls": cur.Calls,
+			"denials": cur.Denials, "tainted": cur.Tainted, "cost": rein.Decimal(cur.Cost)}}
+	s, err := p.Store.EndSession(ctx, cur.Tenant, id, key.Name, now, e)
+	switch {
+	case errors.Is(err, rein.ErrNotFound):
+		return nil, rein.Errorf(rein.ECodeNotFound, "session %s not found", id)
+	case rein.ErrorCode(err) == rein.ECodeConflict:
+		return nil, err
+	case err != nil:
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the end of session %s could not be recorded: %v; retry", id, err)
+	}
+	p.queueSessionReview(ctx, s)
 	return s, nil
 }

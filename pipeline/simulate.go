@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -22,6 +23,23 @@ type Simulation struct {
 	Approval      *ApprovalNeeds     `json:"approval"`
 	Shadow        []rein.ShadowMatch `json:"shadow"`
 	Trace         []policy.TraceRow  `json:"trace"`
+	// Limits are the limit rules that matched: each would take a token
+	// when the check is allowed (and answer throttle when its bucket is
+	// empty, which depends on traffic the simulator does not see).
+	Limits []SimulatedLimit `json:"limits"`
+	// Lock is the active lock that would stop the check before policy runs
+	// (the answer is then deny); PolicyDecision is what policy alone says.
+	Lock           *rein.Lock    `json:"lock,omitempty"`
+	PolicyDecision rein.Decision `json:"policy_decision"`
+}
+
+// SimulatedLimit is a limit rule that matched a simulated check.
+type SimulatedLimit struct {
+	Rule       string   `json:"rule"`
+	Tier       string   `json:"tier"`
+	Rate       int      `json:"rate"`
+	PerSeconds int64    `json:"per_seconds"`
+	By         []string `json:"by"`
 }
 
 // ApprovalNeeds is what an ask would require.
@@ -32,6 +50,9 @@ type ApprovalNeeds struct {
 	RejectQuorum int        `json:"reject_quorum"`
 	TTLSeconds   int64      `json:"ttl_seconds"`
 	GrantSeconds int64      `json:"grant_ttl_seconds"`
+	StepUp       bool       `json:"step_up,omitempty"`
+	// Asks are the rules that ask, each with its reason and approvers.
+	Asks []rein.AskingRule `json:"asks"`
 }
 
 // SessionDefaults is the session state of a fresh session.
@@ -72,6 +93,15 @@ func Simulate(set *policy.Set, tenant string, req *rein.CheckRequest, session ma
 	if sim.Trace == nil {
 		sim.Trace = []policy.TraceRow{}
 	}
+	sim.Limits = []SimulatedLimit{}
+	for _, m := range res.Limits {
+		by := m.Rule.Limit.By
+		if by == nil {
+			by = []string{}
+		}
+		sim.Limits = append(sim.Limits, SimulatedLimit{Rule: m.Rule.ID, Tier: m.Tier, Rate: m.Rule.Limit.Rate,
+			PerSeconds: int64(m.Rule.Limit.Per / time.Second), By: by})
+	}
 	if set != nil {
 		sim.PolicyVersion = set.Version
 	}
@@ -79,10 +109,34 @@ func Simulate(set *policy.Set, tenant string, req *rein.CheckRequest, session ma
 		if sim.Args, err = rein.Canonical(res.Args); err != nil {
 			return nil, err
 		}
+		again := *in
+		if why := settle(set, &again, res.Args, res.Rule, sim.Args, nil); why != "" {
+			sim.Decision, sim.Reason, sim.Rule, sim.Args = rein.Deny, why, "", canon
+		}
 	}
+	sim.PolicyDecision = sim.Decision
 	if a := res.Approval; a != nil {
 		sim.Approval = &ApprovalNeeds{Approvers: a.Approvers, ApproverSets: res.ApproverSets, Quorum: a.Quorum,
-			RejectQuorum: a.RejectQuorum, TTLSeconds: int64(a.TTL / time.Second), GrantSeconds: int64(a.GrantTTL / time.Second)}
+			RejectQuorum: a.RejectQuorum, TTLSeconds: int64(a.TTL / time.Second), GrantSeconds: int64(a.GrantTTL / time.Second), StepUp: a.StepUp,
+			Asks: res.Asks}
 	}
 	return sim, nil
+}
+
+// SimulateLocks lays the active locks over a simulation: a lock that would
+// stop req makes the answer deny, as in a check, before policy runs.
+func (p *Pipeline) SimulateLocks(ctx context.Context, sim *Simulation, tenant string, req *rein.CheckRequest) error {
+	agent := req.Agent
+	if agent == "" {
+		return nil
+	}
+	l, err := p.lockFor(ctx, tenant, agent, req.Session, req.Tool, p.now())
+	if err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "locks could not be read: %v", err)
+	}
+	if l != nil {
+		sim.Lock = l
+		sim.Decision, sim.Reason, sim.Rule, sim.Approval = rein.Deny, lockReason(l), "", nil
+	}
+	return nil
 }

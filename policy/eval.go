@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"cel.dev/cel-go/common/types"
@@ -55,19 +58,49 @@ func (s *Set) Tools() []risk.ToolSpec {
 	return out
 }
 
-// Workspace is the root agents' paths should stay under: the tenant tier's
-// when it sets one, else the global tier's.
+// Workspace is the root agents' paths should stay under. A tenant tier may
+// narrow the global workspace, never widen it: the tenant's workspace applies
+// when it lies within the global one (or the global tier sets none);
+// otherwise the global one stays, so that `workspace: /` in a tenant tier
+// cannot turn paths the global tier calls outside into inside.
 func (s *Set) Workspace() string {
 	if s == nil {
 		return ""
 	}
-	if s.Tenant != nil && s.Tenant.Workspace != "" {
-		return s.Tenant.Workspace
-	}
+	var global, tenant string
 	if s.Global != nil {
-		return s.Global.Workspace
+		global = s.Global.Workspace
 	}
-	return ""
+	if s.Tenant != nil {
+		tenant = s.Tenant.Workspace
+	}
+	if tenant != "" && (global == "" || Within(tenant, global)) {
+		return tenant
+	}
+	return global
+}
+
+// Within reports whether dir is root or lies under it (both cleaned,
+// absolute paths, compared by whole path segments).
+func Within(dir, root string) bool {
+	dir, root = path.Clean(dir), path.Clean(root)
+	return dir == root || root == "/" || strings.HasPrefix(dir, root+"/")
+}
+
+// TierProblems lists the settings of a tenant tier that the global tier
+// overrides because they would loosen it. The tier still compiles and
+// applies; these settings are ignored while the global tier stays as it is.
+// An API that activates tenant tiers can refuse them with this list.
+func TierProblems(global, tenant *Policy) Problems {
+	if global == nil || tenant == nil {
+		return nil
+	}
+	var ps Problems
+	if tenant.Workspace != "" && global.Workspace != "" && !Within(tenant.Workspace, global.Workspace) {
+		ps = append(ps, Problem{Message: fmt.Sprintf("workspace %s is outside the global workspace %s; a tenant tier may only narrow it: use %s or a directory under it",
+			tenant.Workspace, global.Workspace, global.Workspace)})
+	}
+	return ps
 }
 
 type tier struct {
@@ -118,10 +151,15 @@ type Result struct {
 	// matching modify rules when the decision is modify or ask.
 	Args     map[string]any
 	Modified bool
-	// Approval holds the combined requirements of all matching ask rules.
+	// Approval holds the combined requirements of all matching ask rules;
+	// Asks names each of them, with its reason and approvers.
 	Approval     *Approval
+	Asks         []rein.AskingRule
 	ApproverSets [][]string
 	RetryAfter   time.Duration
+	// Reviews are the reviews after the fact that matched allow rules ask
+	// for; they are queued only when the final decision allows.
+	Reviews []ReviewRequest
 	// Limits are the enforced limit rules that matched: a token is spent on
 	// each when the final decision allows the action.
 	Limits []LimitMatch
@@ -265,6 +303,9 @@ func (ev *Evaluation) Decide(verdicts map[*Rule]LimitVerdict) *Result {
 			if o.err == nil && (!o.matched || d == "") {
 				continue
 			}
+			if o.err == nil && r.Review != nil {
+				res.Reviews = append(res.Reviews, ReviewRequest{Rule: r.ID, Sample: r.Review.Sample, Reviewers: r.Review.Reviewers})
+			}
 			switch {
 			case o.err != nil:
 				d = rein.Deny
@@ -313,6 +354,10 @@ func (ev *Evaluation) Decide(verdicts map[*Rule]LimitVerdict) *Result {
 	}
 	if bestDecision == rein.Ask {
 		res.Approval, res.ApproverSets = combineApprovals(asks)
+		for _, o := range asks {
+			res.Asks = append(res.Asks, rein.AskingRule{Rule: o.rule.ID, Tier: o.tier, Reason: ev.reason(o.rule),
+				Approvers: o.rule.Approval.Approvers})
+		}
 	}
 	return res
 }
@@ -363,10 +408,67 @@ func combineApprovals(asks []outcome) (*Approval, [][]string) {
 				c.Approvers = append(c.Approvers, s)
 			}
 		}
+		c.Grants = commonGrants(c.Grants, a.Grants)
+		if c != nil && len(c.Escalate) == 0 {
+			c.Escalate = a.Escalate // the first asking rule that escalates says how
+		}
 		c.Quorum = max(c.Quorum, a.Quorum)
+		c.StepUp = c.StepUp || a.StepUp
 		c.RejectQuorum = min(c.RejectQuorum, a.RejectQuorum)
 		c.TTL = min(c.TTL, a.TTL)
 		c.GrantTTL = min(c.GrantTTL, a.GrantTTL)
 	}
 	return c, sets
+}
+
+// commonGrants are the grant scopes every asking rule permits ("once" when
+// they share none): approvers choose within what all of them allow.
+func commonGrants(a, b []string) []string {
+	var out []string
+	for _, g := range a {
+		if slices.Contains(b, g) {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		return []string{rein.GrantOnce}
+	}
+	return out
+}
+
+// ReviewRequest is a matched rule's request for review after the fact.
+type ReviewRequest struct {
+	Rule      string
+	Sample    float64
+	Reviewers []string
+}
+
+// Reviews are the session and result review triggers of the set: each tier
+// can add triggers (any tier that asks for a review gets it), the lower
+// session-denials threshold wins, reviewers of both tiers count.
+func (s *Set) Reviews() SessionReviews {
+	var out SessionReviews
+	if s == nil {
+		return out
+	}
+	for i, t := range s.tiers() {
+		r := t.policy.Reviews
+		if i == 0 {
+			out = r
+			out.Reviewers = slices.Clone(r.Reviewers)
+			continue
+		}
+		out.TaintedSessions = out.TaintedSessions || r.TaintedSessions
+		out.FailedResults = out.FailedResults || r.FailedResults
+		out.Anomalies = out.Anomalies || r.Anomalies
+		if r.SessionDenials > 0 && (out.SessionDenials == 0 || r.SessionDenials < out.SessionDenials) {
+			out.SessionDenials = r.SessionDenials
+		}
+		for _, x := range r.Reviewers {
+			if !slices.Contains(out.Reviewers, x) {
+				out.Reviewers = append(out.Reviewers, x)
+			}
+		}
+	}
+	return out
 }

@@ -9,7 +9,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,18 +41,34 @@ type Policy struct {
 	Tools     []risk.ToolSpec
 	Workspace string
 	Rules     []*Rule
+	// Reviews says which sessions and results are queued for review after
+	// the fact (reviews.md); zero: none.
+	Reviews SessionReviews
+}
+
+// SessionReviews are the triggers of reviews after the fact that do not
+// belong to one rule.
+type SessionReviews struct {
+	TaintedSessions bool     // a session that ends tainted
+	SessionDenials  int      // a session that ends with at least this many denials (0: off)
+	FailedResults   bool     // a check whose result is reported failed
+	Anomalies       bool     // a result flagged as an anomaly (on unless reviews: says otherwise)
+	Reviewers       []string // default role:approver
 }
 
 // Rule is one compiled rule.
 type Rule struct {
-	ID         string
-	Line       int
-	Decision   rein.Decision // "" for limit rules
-	Reason     string
-	Shadow     bool
-	Approval   Approval // ask rules: the policy defaults overlaid with the rule's own
-	Limit      *Limit
-	Modify     *ModifySpec
+	ID       string
+	Line     int
+	Decision rein.Decision // "" for limit rules
+	Reason   string
+	Shadow   bool
+	Approval Approval // ask rules: the policy defaults overlaid with the rule's own
+	Limit    *Limit
+	Modify   *ModifySpec
+	// Review, on allow and modify rules, queues a review of the allowed
+	// check after the fact (reviews.md).
+	Review     *Review
 	when       cel.Program
 	reasonExpr cel.Program
 	// tool, when set, is a cheap necessary condition on the tool name taken
@@ -60,6 +78,13 @@ type Rule struct {
 	whenAST *cel.Ast
 }
 
+// Review asks people to look at an allowed check after the fact: every one
+// (Sample 1) or a deterministic sample, by reviewers named like approvers.
+type Review struct {
+	Sample    float64
+	Reviewers []string
+}
+
 // Approval is what an `ask` needs to be approved.
 type Approval struct {
 	Approvers    []string
@@ -67,6 +92,13 @@ type Approval struct {
 	RejectQuorum int
 	TTL          time.Duration
 	GrantTTL     time.Duration
+	// Grants are the grant scopes approvers may choose (approvals.md):
+	// "once" (the default), "session", or a window such as "1h".
+	Grants []string
+	// Escalate adds approvers as the approval waits.
+	Escalate []rein.Escalation
+	// StepUp makes approving votes count only when confirmed with a passkey.
+	StepUp bool
 }
 
 // Limit is a rate limit rule: Rate calls per Per, counted per the By keys.
@@ -126,6 +158,13 @@ type fileYAML struct {
 	Tools     map[string]toolYAML `yaml:"tools"`
 	Workspace string              `yaml:"workspace"`
 	Rules     []ruleYAML          `yaml:"rules"`
+	Reviews   *struct {
+		TaintedSessions *bool    `yaml:"tainted_sessions"`
+		SessionDenials  int      `yaml:"session_denials"`
+		FailedResults   *bool    `yaml:"failed_results"`
+		Anomalies       *bool    `yaml:"anomalies"`
+		Reviewers       []string `yaml:"reviewers"`
+	} `yaml:"reviews"`
 }
 
 type approvalYAML struct {
@@ -134,6 +173,12 @@ type approvalYAML struct {
 	RejectQuorum int      `yaml:"reject_quorum"`
 	TTL          string   `yaml:"ttl"`
 	GrantTTL     string   `yaml:"grant_ttl"`
+	Grants       []string `yaml:"grants"`
+	StepUp       *bool    `yaml:"step_up"`
+	Escalate     []struct {
+		After     string   `yaml:"after"`
+		Approvers []string `yaml:"approvers"`
+	} `yaml:"escalate"`
 }
 
 type toolYAML struct {
@@ -156,6 +201,7 @@ type ruleYAML struct {
 	Approval    *approvalYAML `yaml:"approval"`
 	Limit       *limitYAML    `yaml:"limit"`
 	Modify      *modifyYAML   `yaml:"modify"`
+	Review      any           `yaml:"review"` // true, or {sample: 0.05, reviewers: [...]}
 }
 
 type limitYAML struct {
@@ -171,10 +217,10 @@ type modifyYAML struct {
 
 // knownFields names each schema type's fields for "unknown field" messages.
 var knownFields = map[string][2]string{
-	"policy.fileYAML":     {"the policy", "version, default, approval, tools, workspace, rules"},
-	"policy.approvalYAML": {"approval", "approvers, quorum, reject_quorum, ttl, grant_ttl"},
+	"policy.fileYAML":     {"the policy", "version, default, approval, tools, workspace, rules, reviews"},
+	"policy.approvalYAML": {"approval", "approvers, quorum, reject_quorum, ttl, grant_ttl, grants, escalate"},
 	"policy.toolYAML":     {"a tools entry", "shell, url, path, sql, taints_session, resolve"},
-	"policy.ruleYAML":     {"a rule", "id, description, when, decision, reason, reason_expr, mode, approval, limit, modify"},
+	"policy.ruleYAML":     {"a rule", "id, description, when, decision, reason, reason_expr, mode, approval, limit, modify, review"},
 	"policy.limitYAML":    {"limit", "rate, per, by"},
 	"policy.modifyYAML":   {"modify", "remove, set"},
 }
@@ -213,7 +259,13 @@ func Compile(src []byte) (*Policy, error) {
 	}
 	lines := ruleLines(src)
 
-	p := &Policy{Version: VersionOf(src), Source: append([]byte(nil), src...), Workspace: f.Workspace}
+	p := &Policy{Version: VersionOf(src), Source: append([]byte(nil), src...)}
+	if f.Workspace != "" {
+		if !strings.HasPrefix(f.Workspace, "/") {
+			ps = append(ps, Problem{Message: fmt.Sprintf("workspace %q: use an absolute path such as /srv/app", f.Workspace)})
+		}
+		p.Workspace = path.Clean(f.Workspace)
+	}
 	switch f.Version {
 	case 1:
 	case 0:
@@ -229,7 +281,32 @@ func Compile(src []byte) (*Policy, error) {
 	default:
 		ps = append(ps, Problem{Message: fmt.Sprintf("default %q: use deny or allow", f.Default)})
 	}
-	base := Approval{Approvers: []string{"role:approver"}, Quorum: 1, RejectQuorum: 1, TTL: DefaultTTL, GrantTTL: DefaultGrantTTL}
+	p.Reviews = SessionReviews{Anomalies: true, Reviewers: []string{"role:approver"}}
+	if r := f.Reviews; r != nil {
+		if r.TaintedSessions != nil {
+			p.Reviews.TaintedSessions = *r.TaintedSessions
+		}
+		if r.FailedResults != nil {
+			p.Reviews.FailedResults = *r.FailedResults
+		}
+		if r.Anomalies != nil {
+			p.Reviews.Anomalies = *r.Anomalies
+		}
+		if r.SessionDenials < 0 {
+			ps = append(ps, Problem{Message: "reviews session_denials must be 0 (off) or more"})
+		}
+		p.Reviews.SessionDenials = r.SessionDenials
+		if len(r.Reviewers) > 0 {
+			p.Reviews.Reviewers = r.Reviewers
+			for _, s := range r.Reviewers {
+				if !selectorRE.MatchString(s) || s == "client" {
+					ps = append(ps, Problem{Message: fmt.Sprintf("reviews reviewer %q: use group:<name>, user:<key name> or role:<role>", s)})
+				}
+			}
+		}
+	}
+	base := Approval{Approvers: []string{"role:approver"}, Quorum: 1, RejectQuorum: 1, TTL: DefaultTTL, GrantTTL: DefaultGrantTTL,
+		Grants: []string{rein.GrantOnce}}
 	p.Approval, ps = overlayApproval(base, f.Approval, "", 0, ps)
 
 	patterns := make([]string, 0, len(f.Tools))
@@ -280,6 +357,16 @@ func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
 		bad("id %q: use letters, digits, '.', '_', ':' and '-' (at most 128)", id)
 	}
 	r := &Rule{ID: id, Line: line, Reason: ry.Reason}
+	if ry.Review != nil {
+		rv, err := compileReview(ry.Review)
+		if err != nil {
+			bad("review: %v", err)
+		}
+		r.Review = rv
+		if d := rein.Decision(ry.Decision); err == nil && rv != nil && d != rein.Allow && d != rein.Modify {
+			bad("review is for rules that allow (or modify): a denied or asked action needs no review after the fact")
+		}
+	}
 	switch ry.Mode {
 	case "", "enforce":
 	case "shadow":
@@ -322,6 +409,9 @@ func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
 		}
 		set := map[string]any{}
 		for k, v := range ry.Modify.Set {
+			if n, ok := inexactNumber(v); ok {
+				bad("modify set %q: the number %s is beyond ±2^53 and would not be sent exactly; write it as a string", k, n)
+			}
 			set[k] = normaliseYAML(v)
 		}
 		r.Modify = &ModifySpec{Remove: ry.Modify.Remove, Set: set}
@@ -398,6 +488,12 @@ func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Prob
 	if y.Quorum != 0 {
 		a.Quorum = y.Quorum
 	}
+	if y.StepUp != nil {
+		a.StepUp = *y.StepUp
+	}
+	if a.StepUp && slices.Contains(a.Approvers, "client") {
+		bad(`approval step_up: the MCP client's user ("client") has no passkey in rein and could never approve; name people as approvers`)
+	}
 	if y.RejectQuorum != 0 {
 		a.RejectQuorum = y.RejectQuorum
 	}
@@ -418,6 +514,39 @@ func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Prob
 			continue
 		}
 		*d.out = v
+	}
+	if y.Escalate != nil {
+		a.Escalate = nil
+		for _, e := range y.Escalate {
+			after, err := ParseDuration(e.After)
+			if err != nil || after <= 0 {
+				bad("approval escalate after %q: use a duration such as 10m", e.After)
+				continue
+			}
+			if len(e.Approvers) == 0 {
+				bad("approval escalate after %s: name the approvers it adds", e.After)
+			}
+			for _, s := range e.Approvers {
+				if !selectorRE.MatchString(s) || s == "client" {
+					bad("escalate approver %q: use group:<name>, user:<key name> or role:<role>", s)
+				}
+			}
+			a.Escalate = append(a.Escalate, rein.Escalation{After: after, Approvers: e.Approvers})
+		}
+		slices.SortFunc(a.Escalate, func(x, y rein.Escalation) int { return int(x.After - y.After) })
+	}
+	if y.Grants != nil {
+		a.Grants = nil
+		for _, g := range y.Grants {
+			if _, err := rein.ParseGrant(g); err != nil {
+				bad("approval grants: %v", err)
+				continue
+			}
+			a.Grants = append(a.Grants, g)
+		}
+		if len(a.Grants) == 0 {
+			a.Grants = []string{rein.GrantOnce}
+		}
 	}
 	return a, ps
 }
@@ -520,6 +649,32 @@ func normaliseYAML(v any) any {
 	return v
 }
 
+// inexactNumber finds an integer in a YAML value that canonical JSON (whose
+// numbers are IEEE doubles) could not carry exactly.
+func inexactNumber(v any) (string, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			if n, ok := inexactNumber(x); ok {
+				return n, true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if n, ok := inexactNumber(x); ok {
+				return n, true
+			}
+		}
+	case int:
+		if t > rein.MaxSafeInteger || t < -rein.MaxSafeInteger {
+			return strconv.Itoa(t), true
+		}
+	case uint64:
+		return strconv.FormatUint(t, 10), true // yaml.v3 gives uint64 only above int64
+	}
+	return "", false
+}
+
 func keys(m map[string]any) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -527,4 +682,48 @@ func keys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// compileReview reads a rule's review: true (every allowed check, reviewers
+// role:approver), false, or {sample: 0..1, reviewers: [selectors]}.
+func compileReview(v any) (*Review, error) {
+	switch x := v.(type) {
+	case bool:
+		if !x {
+			return nil, nil
+		}
+		return &Review{Sample: 1, Reviewers: []string{"role:approver"}}, nil
+	case map[string]any:
+		r := &Review{Sample: 1, Reviewers: []string{"role:approver"}}
+		for k, val := range x {
+			switch k {
+			case "sample":
+				f, ok := val.(float64)
+				if i, isInt := val.(int); isInt {
+					f, ok = float64(i), true
+				}
+				if !ok || f <= 0 || f > 1 {
+					return nil, fmt.Errorf("sample %v: use a share between 0 and 1, e.g. 0.05", val)
+				}
+				r.Sample = f
+			case "reviewers":
+				list, ok := val.([]any)
+				if !ok || len(list) == 0 {
+					return nil, fmt.Errorf("reviewers: a list of selectors, e.g. [\"group:security\"]")
+				}
+				r.Reviewers = nil
+				for _, s := range list {
+					str, _ := s.(string)
+					if !selectorRE.MatchString(str) || str == "client" {
+						return nil, fmt.Errorf("reviewer %v: use group:<name>, user:<key name> or role:<role>", s)
+					}
+					r.Reviewers = append(r.Reviewers, str)
+				}
+			default:
+				return nil, fmt.Errorf("unknown field %q: use sample and reviewers", k)
+			}
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("use true, or {sample: 0.05, reviewers: [\"group:security\"]}")
 }

@@ -165,6 +165,7 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 		}
 		if err == nil {
 			once()
+			db.keys.listen(true)
 			db.idx.signal()         // what was integrated while nobody listened
 			db.subs.deliver(Resync) // changes made while nobody listened
 			for {
@@ -181,12 +182,16 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 					default:
 					}
 				case db.chChange:
+					if n.Payload == keysChanged {
+						db.keys.forget()
+					}
 					if p, ok := db.received(ctx, conn, n.Payload); ok {
 						db.subs.deliver(p)
 					}
 				}
 			}
 		}
+		db.keys.listen(false) // notifications are missed from now on
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn.Close(closeCtx)
 		cancel()

@@ -53,6 +53,8 @@ type DB struct {
 	seal    func(context.Context) error // run by the integrator every second
 
 	outboxKick chan struct{} // a local write added to the outbox
+	outboxSent chan struct{} // a write added to the outbox: tell the integrator elsewhere
+	keys       keyCache      // active keys by secret hash (keycache.go)
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 }
@@ -78,7 +80,7 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", redact(url), err)
 	}
-	db := &DB{pool: pool, conn: cfg.ConnConfig.Copy(), log: log, outboxKick: make(chan struct{}, 1)}
+	db := &DB{pool: pool, conn: cfg.ConnConfig.Copy(), log: log, outboxKick: make(chan struct{}, 1), outboxSent: make(chan struct{}, 1)}
 	host, _ := os.Hostname()
 	db.id = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rein.NewID("int"))
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&db.schema); err != nil {
@@ -102,8 +104,9 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	db.stop = stop
 	db.idx.init()
 	ready := make(chan struct{})
-	db.wg.Add(3)
+	db.wg.Add(4)
 	go func() { defer db.wg.Done(); db.listen(runCtx, ready) }()
+	go func() { defer db.wg.Done(); db.signalOutbox(runCtx) }()
 	go func() { defer db.wg.Done(); db.resolveIndexes(runCtx) }()
 	go func() { defer db.wg.Done(); db.elect(runCtx) }()
 	select { // the listener is up before the first write waits on it
@@ -217,9 +220,6 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (first int64, e
 			if len(tx.seqs) == 0 {
 				return nil
 			}
-			if _, err := raw.Exec(ctx, "SELECT pg_notify($1, '')", db.chOutbox); err != nil {
-				return err
-			}
 			waits = []int64{tx.seqs[0]}
 			if n := len(tx.seqs); n > 1 {
 				waits = append(waits, tx.seqs[n-1])
@@ -244,10 +244,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (first int64, e
 	if len(waits) == 0 {
 		return -1, nil
 	}
-	select {
-	case db.outboxKick <- struct{}{}:
-	default:
-	}
+	db.kickIntegrator()
 	first = -1
 	for i, seq := range waits {
 		idx, err := db.awaitIndex(ctx, seq, chans[i])
@@ -262,6 +259,48 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (first int64, e
 		}
 	}
 	return first, nil
+}
+
+// kickIntegrator tells the integrator that the outbox grew. Writers do not
+// NOTIFY in their own transactions: PostgreSQL serialises the commits of
+// transactions that notify (a database-wide lock held until the commit is
+// flushed). When this process integrates, it is woken in memory; otherwise
+// signalOutbox sends one NOTIFY after the commits, for however many
+// writers committed meanwhile (and the integrator polls every 100 ms in
+// case one is lost).
+func (db *DB) kickIntegrator() {
+	if db.leading.get() {
+		select {
+		case db.outboxKick <- struct{}{}:
+		default:
+		}
+		return
+	}
+	select {
+	case db.outboxSent <- struct{}{}:
+	default:
+	}
+}
+
+// signalOutbox sends the NOTIFYs kickIntegrator asks for, one at a time.
+func (db *DB) signalOutbox(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-db.outboxSent:
+		}
+		if db.leading.get() { // became the integrator meanwhile
+			select {
+			case db.outboxKick <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		db.pool.Exec(sctx, "SELECT pg_notify($1, '')", db.chOutbox)
+		cancel()
+	}
 }
 
 func retryable(err error) bool {

@@ -51,17 +51,33 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 			}
 			return fmt.Errorf("insert key: %w", err)
 		}
+		if err := tx.notifyKeys(ctx, db.chChange); err != nil {
+			return err
+		}
 		if e != nil {
 			return tx.appendEntries(ctx, e)
 		}
 		return nil
 	})
+	db.keys.forget()
 	return err
 }
 
-// KeyBySecretHash returns the active key with that secret hash.
+// KeyBySecretHash returns the active key with that secret hash, from memory
+// when it was read before and no key has changed since (keycache.go).
 func (db *DB) KeyBySecretHash(ctx context.Context, hash string) (*rein.Key, error) {
-	return scanKey(db.pool.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE secret_hash = $1 AND revoked_at IS NULL", hash))
+	k, gen := db.keys.get(hash)
+	if k != nil {
+		c := *k
+		return &c, nil
+	}
+	k, err := scanKey(db.pool.QueryRow(ctx, "SELECT "+keyColumns+" FROM keys WHERE secret_hash = $1 AND revoked_at IS NULL", hash))
+	if err != nil {
+		return nil, err
+	}
+	c := *k
+	db.keys.put(&c, gen)
+	return k, nil
 }
 
 // KeyByID returns a key, revoked or not.
@@ -112,11 +128,15 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 		if _, err := tx.Exec(ctx, "UPDATE keys SET revoked_at = $1 WHERE id = $2", ts(at), id); err != nil {
 			return err
 		}
+		if err := tx.notifyKeys(ctx, db.chChange); err != nil {
+			return err
+		}
 		if e != nil {
 			return tx.appendEntries(ctx, e)
 		}
 		return nil
 	})
+	db.keys.forget() // also when the outcome is unknown
 	return err
 }
 
@@ -132,6 +152,12 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 	body, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err
+	}
+	var reviewBody []byte
+	if rec.Review != nil {
+		if reviewBody, err = json.Marshal(rec.Review); err != nil {
+			return nil, err
+		}
 	}
 	var reqID any
 	if rec.Check.RequestID != "" {
@@ -173,6 +199,11 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 		}
 		if created != nil {
 			if err := insertApproval(ctx, tx, created); err != nil {
+				return err
+			}
+		}
+		if rec.Review != nil {
+			if err := insertReview(ctx, tx, rec.Review, reviewBody); err != nil {
 				return err
 			}
 		}
@@ -611,17 +642,31 @@ func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
 	if err != nil {
 		return err
 	}
-	s.Checks++
-	s.LastAt = rec.CreatedAt
-	switch {
-	case rec.Decision.Allows():
-		s.Calls++
-		s.Cost += rec.Check.Cost
-		s.Tainted = s.Tainted || rec.Taints
-	case rec.Decision == rein.Deny:
-		s.Denials++
-	}
+	s.Record(rec)
 	return saveSession(ctx, tx, s)
+}
+
+// EndSession marks a session ended, with its audit entry.
+func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *rein.Entry) (*rein.Session, error) {
+	var out *rein.Session
+	_, err := db.write(ctx, func(tx *wtx) error {
+		s, err := loadSession(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			return rein.ErrNotFound
+		}
+		if err := s.End(by, at); err != nil {
+			return err
+		}
+		if err := saveSession(ctx, tx, s); err != nil {
+			return err
+		}
+		out = s
+		return tx.appendEntries(ctx, e)
+	})
+	return out, err
 }
 
 func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {

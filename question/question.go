@@ -91,13 +91,16 @@ func Prepare(q *rein.Question) error {
 		}
 	}
 	if len(q.Schema) > 0 {
-		f, err := ParseForm(q.Schema)
-		if err != nil {
+		if _, err := ParseForm(q.Schema); err != nil {
 			return err
 		}
-		if q.Schema, err = rein.Canonical(f); err != nil {
-			return bad("%v", err)
+		// Kept as sent (compacted), not canonicalised: the order of the
+		// properties is the order the form's fields are shown in.
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, q.Schema); err != nil {
+			return bad("schema: %v", err)
 		}
+		q.Schema = buf.Bytes()
 	}
 	if len(q.Ask) == 0 {
 		q.Ask = slices.Clone(DefaultAsk)

@@ -202,3 +202,17 @@ func TestExpireAndCancel(t *testing.T) {
 		t.Fatal("a cancelled question expired")
 	}
 }
+
+// TestFormKeepsFieldOrder: a form's fields are shown in the order the
+// agent wrote them, so the schema is kept as sent (only compacted).
+func TestFormKeepsFieldOrder(t *testing.T) {
+	q := &rein.Question{Text: "Ship it?", Schema: json.RawMessage(`{"type": "object",
+		"properties": {"zone": {"type": "string"}, "amount": {"type": "number"}, "approved": {"type": "boolean"}}}`)}
+	if err := Prepare(q); err != nil {
+		t.Fatal(err)
+	}
+	s := string(q.Schema)
+	if !(strings.Index(s, `"zone"`) < strings.Index(s, `"amount"`) && strings.Index(s, `"amount"`) < strings.Index(s, `"approved"`)) || strings.Contains(s, "\n") {
+		t.Fatalf("the stored schema: %s", s)
+	}
+}

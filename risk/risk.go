@@ -5,6 +5,7 @@ package risk
 
 import (
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -50,13 +51,17 @@ type Assessment struct {
 func Assess(tool string, args map[string]any, env Env) Assessment {
 	a := Assessment{Tags: []string{}, Facts: EmptyFacts()}
 	tags := map[string]bool{}
-	var commands, urls, paths, statements []any
+	var commands, dynamic, writes, urls, paths, statements []any
 	seen := map[string]bool{}
 	webCall := false // a URL argument was read (not only URLs inside commands)
 	// each calls classify once per distinct string held by the named arguments.
 	each := func(kind string, names []string, classify func(raw string) []string) {
 		for _, name := range names {
-			for _, raw := range stringsAt(args, name) {
+			vals := stringsAt(args, name)
+			if kind == "shell" {
+				vals = scriptsAt(args, name) // a list is one argv, not several scripts
+			}
+			for _, raw := range vals {
 				if seen[kind+":"+raw] {
 					continue
 				}
@@ -76,17 +81,36 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 		for i, t := range st.Tables {
 			tables[i] = t
 		}
-		statements = append(statements, map[string]any{"verb": st.Verb, "tables": tables, "has_where": st.HasWhere})
+		statements = append(statements, map[string]any{"verb": st.Verb, "tables": tables, "has_where": st.HasWhere,
+			"functions": anyStrings(st.Functions), "unknown_functions": anyStrings(st.UnknownFunctions)})
 	}
+	fileTool := false              // a matching spec names path arguments
+	shellArgs := map[string]bool{} // the arguments matching specs name as commands
+	webTool := false               // a matching spec names URL arguments
+	sqlTool := false               // a matching spec names SQL arguments
+	named := map[string]bool{}     // arguments a matching spec names
 	for _, s := range slices.Concat(env.Tools, BuiltinTools) {
 		if !Glob(s.Pattern, tool) {
 			continue
+		}
+		fileTool = fileTool || len(s.Path) > 0
+		webTool = webTool || len(s.URL) > 0
+		sqlTool = sqlTool || len(s.SQL) > 0
+		for _, n := range s.Shell {
+			shellArgs[n] = true
+		}
+		for _, n := range slices.Concat(s.Shell, s.URL, s.SQL) {
+			named[n] = true
 		}
 		a.TaintsSession = a.TaintsSession || s.TaintsSession
 		each("shell", s.Shell, func(raw string) []string {
 			f, ts := ClassifyShell(raw)
 			for _, c := range f.Commands {
-				commands = append(commands, commandFact(c))
+				commands = append(commands, c.fact())
+			}
+			dynamic = append(dynamic, f.dynamicFacts()...)
+			for _, w := range f.Writes {
+				writes = append(writes, w)
 			}
 			for _, u := range f.URLs {
 				addURL(u)
@@ -108,7 +132,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 		each("path", s.Path, func(raw string) []string {
 			f, ts := ClassifyPath(raw, env.Workspace)
 			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
-				"outside_workspace": f.OutsideWorkspace})
+				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace})
 			return ts
 		})
 		each("sql", s.SQL, func(raw string) []string {
@@ -119,8 +143,98 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 			return ts
 		})
 	}
-	if len(commands) > 0 {
-		a.Facts["shell"] = map[string]any{"commands": commands}
+	if len(shellArgs) > 0 {
+		// Closed world: what else a shell tool is given can change what
+		// runs (env with LD_PRELOAD, cwd, stdin, extra argv). rein reads
+		// only the command, so any other argument but the known harmless
+		// ones is shell.extra_args.
+		// (Without a command at all, nothing here says "shell": rein
+		// read no command, and no rule about commands applies.)
+		for name := range args {
+			if !shellArgs[name] && !harmlessShellArgs[name] {
+				tags["shell.extra_args"] = true
+			}
+		}
+	}
+	if sqlTool {
+		// Closed world: a database tool may take its SQL under a name the
+		// spec does not give (statement, sql, a list or object). Every
+		// other string that starts with an SQL verb is read as SQL.
+		var extra []string
+		for _, v := range args {
+			extra = appendLeaves(extra, v)
+		}
+		slices.Sort(extra)
+		for _, raw := range extra {
+			if seen["sql:"+raw] || !startsWithSQLVerb(raw) {
+				continue
+			}
+			seen["sql:"+raw] = true
+			stmts, ts := ClassifySQL(raw)
+			for _, st := range stmts {
+				addSQL(st)
+			}
+			for _, t := range ts {
+				tags[t] = true
+			}
+		}
+	}
+	if webTool {
+		// Closed world: where a web tool connects can also come from
+		// arguments rein was not told of — a second URL (uri, base_url),
+		// a proxy, a Host header, curl-style --resolve, a URL inside an
+		// object. Every URL and every private host or address in the
+		// arguments besides the data sent is judged as a URL.
+		var extra []string
+		for name, v := range args {
+			if !sentData[strings.ToLower(name)] {
+				extra = appendLeaves(extra, v)
+			}
+		}
+		slices.Sort(extra)
+		for _, raw := range extra {
+			for _, u := range urlsIn(raw) {
+				if seen["url:"+u] {
+					continue
+				}
+				seen["url:"+u] = true
+				f, ts := ClassifyURL(u)
+				addURL(f)
+				for _, t := range ts {
+					tags[t] = true
+				}
+			}
+		}
+	}
+	if fileTool {
+		// Closed world: a file tool may take its path under a name the
+		// spec does not give (file, target, filename), or inside an object
+		// or list. Every other string that looks like a path is judged as
+		// one: {"file": "/srv/agent/.env"} reads a secret however it is
+		// spelled.
+		var extra []string
+		for name, v := range args {
+			if !named[name] {
+				extra = appendLeaves(extra, v)
+			}
+		}
+		slices.Sort(extra)
+		for _, raw := range extra {
+			if seen["path:"+raw] || !pathLike(raw) {
+				continue
+			}
+			seen["path:"+raw] = true
+			f, ts := ClassifyPath(raw, env.Workspace)
+			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
+				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace})
+			for _, t := range ts {
+				tags[t] = true
+			}
+		}
+	}
+	if len(commands) > 0 || len(dynamic) > 0 || len(writes) > 0 {
+		a.Facts["shell"] = map[string]any{"commands": append([]any{}, commands...),
+			"dynamic": append([]any{}, dynamic...), "writes": append([]any{}, writes...)}
 	}
 	if len(statements) > 0 {
 		a.Facts["sql"] = map[string]any{"statements": statements}
@@ -168,17 +282,87 @@ func resolved(f URLFact, tags []string, addrs []netip.Addr) (URLFact, []string) 
 	return f, tags
 }
 
-// commandFact is a shell command as the policy sees it (facts.shell.commands).
-func commandFact(c ShellCommand) map[string]any {
-	args := make([]any, len(c.Args))
-	for i, x := range c.Args {
-		args[i] = x
+// harmlessShellArgs are the arguments of shell tools that change nothing
+// about what runs: Claude Code's Bash description, timeout and
+// run_in_background, and a timeout in milliseconds.
+var harmlessShellArgs = map[string]bool{"description": true, "timeout": true, "timeout_ms": true, "run_in_background": true}
+
+// sentData are the arguments of a web tool that hold what it sends, not
+// where: a URL in a message body is data.
+var sentData = map[string]bool{"body": true, "data": true, "json": true, "content": true, "text": true,
+	"message": true, "payload": true, "form": true}
+
+var urlInText = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`)
+
+// urlsIn finds what a string names to connect to: each URL in it, or, for a
+// string that is one word without a scheme, the host (or host:port, or the
+// last address of curl's HOST:PORT:ADDRESS) when it is an IP address or a
+// name rein judges private. "example.com" alone stays a word.
+func urlsIn(s string) []string {
+	if len(s) > 8192 {
+		s = s[:8192]
 	}
-	redirects := make([]any, len(c.Redirects))
-	for i, r := range c.Redirects {
-		redirects[i] = map[string]any{"op": r.Op, "target": r.Target}
+	if m := urlInText.FindAllString(s, 16); len(m) > 0 {
+		return m
 	}
-	return map[string]any{"name": c.Name, "args": args, "redirects": redirects}
+	if s == "" || strings.ContainsAny(s, " \t\r\n/") {
+		return nil
+	}
+	var out []string
+	for _, h := range []string{s, s[strings.LastIndexByte(s, ':')+1:]} {
+		host, _, _ := splitHostPort(h)
+		_, private, metadata := judgeHost(host)
+		// A word without a dot or colon (GET, true, utf-8, 30) is no host
+		// here unless it is a loopback or metadata name.
+		name := strings.ToLower(strings.TrimSuffix(host, "."))
+		hostish := strings.ContainsAny(h, ".:[") || metadata || name == "localhost" || localNames[name]
+		if private && hostish {
+			out = append(out, "http://"+h+"/")
+		}
+	}
+	return out
+}
+
+// appendLeaves appends every string held by v, at any depth.
+func appendLeaves(out []string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		return append(out, v)
+	case []any:
+		for _, x := range v {
+			out = appendLeaves(out, x)
+		}
+	case map[string]any:
+		for _, x := range v {
+			out = appendLeaves(out, x)
+		}
+	}
+	return out
+}
+
+// pathLike reports whether a string an unnamed argument holds reads as a
+// file path: one line, no URL, and either a path's start (/, ~, ./, ../, a
+// drive letter, \\) or one word holding a separator, starting with a dot
+// (.env) or naming a file that holds secrets (id_rsa, credentials).
+// Text with spaces (a file's new content, a message) is not a path unless
+// it starts like one.
+func pathLike(s string) bool {
+	if s == "" || len(s) > 4096 || strings.ContainsAny(s, "\n\r") {
+		return false
+	}
+	if i := strings.Index(s, "://"); i >= 0 && !strings.HasPrefix(strings.ToLower(s), "file://") {
+		return false
+	}
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "./") ||
+		strings.HasPrefix(s, "../") || strings.HasPrefix(s, `\\`) || strings.HasPrefix(s, "$HOME") ||
+		strings.HasPrefix(strings.ToLower(s), "file://") || drivePath.MatchString(strings.ReplaceAll(s, `\`, "/")) {
+		return true
+	}
+	if strings.ContainsAny(s, " \t") {
+		return false
+	}
+	base := s[strings.LastIndexAny(s, `/\`)+1:]
+	return strings.ContainsAny(s, `/\`) || strings.HasPrefix(s, ".") || sensitiveNames[base] || secretPath(s)
 }
 
 // stringsAt returns the string, or the strings of a list, held by args[name].
@@ -215,7 +399,7 @@ func sendsBody(tool string, args map[string]any) bool {
 // EmptyFacts is the facts map of a check in which no classifier found anything.
 func EmptyFacts() map[string]any {
 	return map[string]any{
-		"shell": map[string]any{"commands": []any{}},
+		"shell": map[string]any{"commands": []any{}, "dynamic": []any{}, "writes": []any{}},
 		"urls":  []any{},
 		"paths": []any{},
 		"sql":   map[string]any{"statements": []any{}},
@@ -266,4 +450,13 @@ func Glob(pattern, s string) bool {
 		pi++
 	}
 	return pi == len(p)
+}
+
+// anyStrings is ss as a CEL list (never null).
+func anyStrings(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, v := range ss {
+		out[i] = v
+	}
+	return out
 }

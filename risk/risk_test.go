@@ -59,7 +59,7 @@ func TestAssessURLs(t *testing.T) {
 	if len(urls) != 2 || urls[0].(map[string]any)["ip"] != "127.0.0.1" || urls[0].(map[string]any)["private"] != true {
 		t.Errorf("facts %v", urls)
 	}
-	if b := Assess("shell.exec", map[string]any{"url": "http://10.0.0.1/"}, Env{Tools: specs}); len(b.Tags) != 0 {
+	if b := Assess("notes.add", map[string]any{"url": "http://10.0.0.1/"}, Env{Tools: specs}); len(b.Tags) != 0 {
 		t.Errorf("a tool no spec names gets no URL facts: %v", b.Tags)
 	}
 	if c := Assess("http.get", map[string]any{"url": "https://example.com/"}, Env{Tools: specs}); strings.Join(c.Tags, ",") != "url" {
@@ -122,6 +122,21 @@ func TestAssessBuiltinTools(t *testing.T) {
 			t.Errorf("%s %v: tags %v, want %v", c.tool, c.args, a.Tags, c.want)
 		}
 	}
+	// What else a shell tool is given can change what runs.
+	for _, args := range []map[string]any{
+		{"command": "ls", "env": map[string]any{"LD_PRELOAD": "/tmp/x.so"}},
+		{"command": "ls", "cwd": "/etc"},
+		{"command": "ls", "args": []any{"; rm -rf /"}},
+		{"command": "ls", "stdin": "rm -rf /"},
+		{"command": "ls", "dangerouslyDisableSandbox": true},
+	} {
+		if a := Assess("Bash", args, Env{}); !slices.Contains(a.Tags, "shell.extra_args") {
+			t.Errorf("Bash %v: tags %v lack shell.extra_args", args, a.Tags)
+		}
+	}
+	if a := Assess("Bash", map[string]any{"command": "ls", "description": "list", "timeout": 5000.0, "run_in_background": false}, Env{}); strings.Join(a.Tags, ",") != "shell" {
+		t.Errorf("Bash's own harmless arguments: %v", a.Tags)
+	}
 	if a := Assess("WebFetch", map[string]any{"url": "https://example.com"}, Env{}); !a.TaintsSession {
 		t.Error("WebFetch brings untrusted content in: it taints the session")
 	}
@@ -153,7 +168,7 @@ func TestAssessFacts(t *testing.T) {
 	if strings.Contains(fmtAny(a.Facts), "q7W") {
 		t.Error("a secret's value must never appear in the facts")
 	}
-	want := "egress,secrets,shell,shell.network,sql,sql.write,url,url.private"
+	want := "egress,secrets,shell,shell.extra_args,shell.network,sql,sql.write,url,url.private" // token: an argument besides the command
 	if strings.Join(a.Tags, ",") != want {
 		t.Errorf("tags %v, want %s", a.Tags, want)
 	}
@@ -190,5 +205,106 @@ func TestAssessResolve(t *testing.T) {
 	}
 	if lookups != 4 {
 		t.Errorf("%d lookups, want 4 (only resolve: true tools look names up)", lookups)
+	}
+}
+
+// TestFileToolsPathsUnderAnyName: a file tool's path is judged whatever
+// argument holds it, at any depth; content and messages are not paths.
+func TestFileToolsPathsUnderAnyName(t *testing.T) {
+	env := Env{Tools: []ToolSpec{{Pattern: "fs.*", Path: []string{"path", "source", "destination"}}}, Workspace: "/srv/agent"}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		tag  string
+	}{
+		{"fs.read", map[string]any{"file": "/srv/agent/.env"}, "path.sensitive"},
+		{"fs.read", map[string]any{"filename": ".env"}, "path.sensitive"},
+		{"fs.read", map[string]any{"target": "~/.ssh/id_rsa"}, "path.sensitive"},
+		{"fs.read", map[string]any{"path": map[string]any{"p": "/srv/agent/.env"}}, "path.sensitive"},
+		{"fs.read", map[string]any{"opts": []any{map[string]any{"src": `C:\Users\bob\.aws\credentials`}}}, "path.sensitive"},
+		{"fs.read", map[string]any{"path": "/srv/agent/.env\x00.txt"}, "path.sensitive"},
+		{"fs.write", map[string]any{"path": "/srv/agent/a.txt", "also": "/etc/cron.d/job"}, "path.outside_workspace"},
+		{"Read", map[string]any{"file_path": "/srv/agent/README.md", "extra": "../../etc/shadow"}, "path.traversal"},
+		{"read_text_file", map[string]any{"path": "a.txt", "alt": "credentials"}, "path.sensitive"},
+	} {
+		a := Assess(c.tool, c.args, env)
+		if !slices.Contains(a.Tags, c.tag) {
+			t.Errorf("%s %v: tags %v lack %s", c.tool, c.args, a.Tags, c.tag)
+		}
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fs.write", map[string]any{"path": "/srv/agent/notes.md", "content": "see ../docs and ~/.ssh for keys\nbye"}},
+		{"fs.write", map[string]any{"path": "/srv/agent/notes.md", "content": "hello world"}},
+		{"fs.edit", map[string]any{"path": "/srv/agent/a.go", "edits": []any{map[string]any{"oldText": "x := 1", "newText": "x := 2"}}}},
+		{"Read", map[string]any{"file_path": "/srv/agent/README.md", "offset": 10.0, "limit": 20.0}},
+		{"fs.read", map[string]any{"path": "/srv/agent/a.txt", "encoding": "utf-8", "link": "https://example.com/a/b"}},
+	} {
+		a := Assess(c.tool, c.args, env)
+		for _, tag := range a.Tags {
+			if tag != "path" {
+				t.Errorf("%s %v: tags %v, want only path", c.tool, c.args, a.Tags)
+				break
+			}
+		}
+	}
+	// A tool no spec names as a file tool keeps its free text unjudged.
+	if a := Assess("email.send", map[string]any{"to": "a@example.com", "body": "/etc/shadow"}, env); slices.Contains(a.Tags, "path.sensitive") {
+		t.Errorf("email body judged as a path: %v", a.Tags)
+	}
+}
+
+// TestWebToolsDestinationsUnderAnyName: where a web tool connects is judged
+// whatever argument names it; the data it sends and plain words are not.
+func TestWebToolsDestinationsUnderAnyName(t *testing.T) {
+	env := Env{Tools: []ToolSpec{{Pattern: "web.fetch", URL: []string{"url"}}}}
+	for _, args := range []map[string]any{
+		{"url": "https://example.com/", "uri": "http://10.0.0.1/"},
+		{"uri": "http://10.0.0.1/"},
+		{"url": map[string]any{"href": "http://10.0.0.1/"}},
+		{"url": "https://example.com/", "proxy": "http://10.0.0.1:3128"},
+		{"url": "https://example.com/", "proxy": "127.0.0.1:3128"},
+		{"url": "https://example.com/", "headers": map[string]any{"Host": "169.254.169.254"}},
+		{"url": "https://example.com/", "headers": map[string]any{"Host": "metadata"}},
+		{"url": "https://example.com/", "base_url": "http://127.0.0.1"},
+		{"url": "https://example.com/", "resolve": "example.com:443:127.0.0.1"},
+		{"url": "https://example.com/", "connect_to": "localhost"},
+		{"url": "https://example.com/", "options": []any{map[string]any{"server": "db.internal:5432"}}},
+	} {
+		a := Assess("web.fetch", args, env)
+		if !slices.Contains(a.Tags, "url.private") {
+			t.Errorf("%v: tags %v lack url.private", args, a.Tags)
+		}
+	}
+	for _, args := range []map[string]any{
+		{"url": "https://example.com/", "method": "GET", "timeout": "30", "follow_redirects": "true", "encoding": "utf-8"},
+		{"url": "https://example.com/", "body": "ping http://10.0.0.1/ from the note", "version": "1.1"},
+		{"url": "https://example.com/", "headers": map[string]any{"Accept": "application/json", "Host": "example.com"}},
+	} {
+		a := Assess("web.fetch", args, env)
+		if slices.Contains(a.Tags, "url.private") {
+			t.Errorf("%v: tags %v, want no url.private", args, a.Tags)
+		}
+	}
+}
+
+// TestSQLToolsStatementsUnderAnyName: a database tool's SQL is read
+// whatever argument holds it.
+func TestSQLToolsStatementsUnderAnyName(t *testing.T) {
+	env := Env{Tools: []ToolSpec{{Pattern: "db.query", SQL: []string{"query"}}}}
+	for _, args := range []map[string]any{
+		{"query": "SELECT 1", "statement": "DROP TABLE users"},
+		{"query": map[string]any{"text": "drop table users"}},
+		{"query": "SELECT 1", "then": []any{"/* cleanup */ TRUNCATE users"}},
+	} {
+		if a := Assess("db.query", args, env); !slices.Contains(a.Tags, "sql.destructive") {
+			t.Errorf("%v: tags %v lack sql.destructive", args, a.Tags)
+		}
+	}
+	a := Assess("db.query", map[string]any{"query": "SELECT * FROM t WHERE name = $1", "params": []any{"alice"}, "label": "select users"}, env)
+	if strings.Join(a.Tags, ",") != "sql" {
+		t.Errorf("a plain read with parameters: %v", a.Tags)
 	}
 }

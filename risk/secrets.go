@@ -108,6 +108,9 @@ func join(at, k string) string {
 
 // secretKind names the kind of credential s looks like, or "".
 func secretKind(key, s string) string {
+	if kind, ok := credentialHeaders[strings.ToLower(strings.TrimSpace(key))]; ok && strings.TrimSpace(s) != "" {
+		return kind
+	}
 	if len(s) < 8 {
 		return ""
 	}
@@ -124,11 +127,15 @@ func secretKind(key, s string) string {
 	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
 		return "named_" + strings.ToLower(key)
 	}
-	if strings.EqualFold(key, "authorization") && (strings.HasPrefix(s, "Bearer ") || strings.HasPrefix(s, "Basic ")) {
-		return "authorization"
-	}
 	return ""
 }
+
+// credentialHeaders are HTTP header names whose every value is a credential,
+// in any case of the name and any scheme (RFC 9110, 5.1: field names ignore
+// case; 11.1: so do scheme names; 11.6.2 Authorization, 11.7.2
+// Proxy-Authorization; RFC 6265, 5.4 Cookie holds session tokens).
+var credentialHeaders = map[string]string{"authorization": "authorization",
+	"proxy-authorization": "authorization", "cookie": "cookie"}
 
 // namedLike reports whether an argument name contains one of words as a word
 // of its own: "api_token", "apiToken", "X-Api-Token" all contain "token".

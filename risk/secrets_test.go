@@ -24,6 +24,14 @@ func TestScanArgs(t *testing.T) {
 		{map[string]any{"api_token": "q8Zr2LmX0vTn5Kp"}, "secrets", "api_token=named_api_token"},
 		{map[string]any{"dbPassword": "Tr0ub4dor&3xyz"}, "secrets", "dbPassword=named_dbpassword"},
 		{map[string]any{"headers": map[string]any{"Authorization": "Bearer abc.def"}}, "secrets", "headers.Authorization=authorization"},
+		// Credential headers in any spelling and any scheme (RFC 9110, 5.1 and 11.1).
+		{map[string]any{"headers": map[string]any{"authorization": "bearer abc.def"}}, "secrets", "headers.authorization=authorization"},
+		{map[string]any{"headers": map[string]any{"AUTHORIZATION": "Token abcdef"}}, "secrets", "headers.AUTHORIZATION=authorization"},
+		{map[string]any{"headers": map[string]any{"Authorization": "Basic x"}}, "secrets", "headers.Authorization=authorization"},
+		{map[string]any{"headers": map[string]any{"Proxy-Authorization": "Bearer abc.def"}}, "secrets", "headers.Proxy-Authorization=authorization"},
+		{map[string]any{"headers": map[string]any{"Cookie": "session=abc123"}}, "secrets", "headers.Cookie=cookie"},
+		{map[string]any{"headers": map[string]any{"cookie": "sid=1"}}, "secrets", "headers.cookie=cookie"},
+		{map[string]any{"headers": map[string]any{" Authorization ": "Bearer abc.def"}}, "secrets", "headers. Authorization =authorization"},
 		// Ordinary values.
 		{map[string]any{"token_count": "aaaaaaaaaa"}, "", ""},
 		{map[string]any{"password_hint": "my dog's name"}, "", ""},

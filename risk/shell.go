@@ -2,8 +2,10 @@ package risk
 
 import (
 	"encoding/base64"
+	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,30 @@ type ShellCommand struct {
 	Name      string          `json:"name"`
 	Args      []string        `json:"args"`
 	Redirects []ShellRedirect `json:"redirects"`
+	// Env holds the variables set for the command: its prefix assignments
+	// (X=1 cmd), env's (env X=1 cmd), and those exported earlier in the
+	// script. Values rein cannot know are kept as written.
+	Env map[string]string `json:"env"`
+	// Reads and Writes are the files the command opens, from its program's
+	// table (options and operands) and its redirections.
+	Reads  []string `json:"reads"`
+	Writes []string `json:"writes"`
+	// Resolved: the name is the system's program — a bare name no function
+	// or alias of the script shadows, or a path in /bin, /usr/bin,
+	// /usr/local/bin, /sbin or /usr/sbin — not ./ls or /tmp/x/cat.
+	Resolved bool `json:"resolved"`
+	// ReadOnly: a resolved program that rein's table knows as read-only,
+	// used only with options the table knows as harmless, reading no
+	// secret, writing nothing and run with no variable that changes what
+	// runs (programs.go).
+	ReadOnly bool `json:"read_only"`
+}
+
+// ShellDynamic is one construct whose effect rein does not model exactly
+// (facts.shell.dynamic): what it is and where (line:column).
+type ShellDynamic struct {
+	Construct string `json:"construct"`
+	At        string `json:"at"`
 }
 
 // ShellRedirect is one redirection of a command: Op as written (">", ">>",
@@ -34,6 +60,11 @@ type ShellFacts struct {
 	Commands []ShellCommand
 	URLs     []URLFact
 	SQL      []SQLStatement
+	// Dynamic lists the constructs behind shell.dynamic.
+	Dynamic []ShellDynamic
+	// Writes are the files the script writes, whether or not a command is
+	// attached to the redirection (> file, { …; } > file).
+	Writes []string
 }
 
 // Limits that keep a hostile script's classification cheap. Past them, rein
@@ -53,7 +84,9 @@ func ClassifyShell(script string) (ShellFacts, []string) {
 		byCall: map[*syntax.CallExpr][]scanned{}, fetched: map[string]bool{}, memo: map[syntax.Node]bool{}}
 	s.script(script, 0)
 	s.judgeRuns()
-	f := ShellFacts{Commands: make([]ShellCommand, 0, len(s.cmds)), URLs: s.urls, SQL: s.sql}
+	s.shadowed()
+	f := ShellFacts{Commands: make([]ShellCommand, 0, len(s.cmds)), URLs: s.urls, SQL: s.sql,
+		Dynamic: s.dynamic, Writes: s.writes}
 	f.Commands = append(f.Commands, s.cmds...)
 	return f, sortedTags(s.tags)
 }
@@ -63,7 +96,9 @@ func ClassifyShell(script string) (ShellFacts, []string) {
 type scanned struct {
 	cmd      ShellCommand
 	stdin    string
-	hasStdin bool // a here-doc, here-string or < redirect feeds it
+	hasStdin bool       // a here-doc, here-string or < redirect feeds it
+	hdoc     syntax.Pos // where a here-doc or here-string feeds it, if one does
+	hdocLit  bool       // … and its text is known
 }
 
 type shellScan struct {
@@ -78,6 +113,27 @@ type shellScan struct {
 	fetched map[string]bool // files written by a download
 	runs    []*syntax.Word  // words whose substitutions get run as code
 	memo    map[syntax.Node]bool
+
+	dynamic    []ShellDynamic
+	nameWord   shWord // the name of the command being unwrapped, as written
+	writes     []string
+	funcs      map[string]bool   // functions and aliases the script defines
+	exported   map[string]string // variables exported so far
+	cmdEnv     map[string]string // the environment of the command being judged
+	numeric    map[string]bool   // variables known to hold numbers
+	globChecks int               // globs judged so far (maxGlobChecks)
+}
+
+// dyn records a construct rein does not model exactly.
+func (s *shellScan) dyn(construct string, at syntax.Pos) {
+	s.tags["shell.dynamic"] = true
+	if len(s.dynamic) < maxShellCommands {
+		pos := ""
+		if at.IsValid() {
+			pos = at.String()
+		}
+		s.dynamic = append(s.dynamic, ShellDynamic{Construct: construct, At: pos})
+	}
 }
 
 // shWord is one argument: its value when rein can know it, else its source.
@@ -92,7 +148,7 @@ type shWord struct {
 
 func (s *shellScan) script(src string, depth int) {
 	if depth > maxShellDepth || s.parses >= maxShellParses {
-		s.tags["shell.dynamic"] = true
+		s.dyn("nesting past the limit", syntax.Pos{})
 		return
 	}
 	s.parses++
@@ -117,9 +173,57 @@ func (s *shellScan) walk(node syntax.Node, depth int) {
 				s.call(ce, n.Redirs, depth)
 			}
 		case *syntax.DeclClause:
-			for _, a := range n.Args {
-				s.assign(a)
+			s.decl(n)
+		case *syntax.FuncDecl:
+			if s.funcs == nil {
+				s.funcs = map[string]bool{}
 			}
+			if n.Name != nil {
+				s.funcs[n.Name.Value] = true
+			}
+			for _, w := range n.Names {
+				s.funcs[w.Value] = true
+			}
+		case *syntax.ForClause:
+			if it, ok := n.Loop.(*syntax.WordIter); ok && it.Name != nil {
+				s.setVar(it.Name.Value, "", false, it.Name.Pos())
+			}
+		case *syntax.ArithmExp:
+			if !s.arithSafe(n.X) {
+				s.dyn("arithmetic on a value rein does not know", n.Pos())
+			}
+		case *syntax.ArithmCmd:
+			if !s.arithSafe(n.X) {
+				s.dyn("arithmetic on a value rein does not know", n.Pos())
+			}
+		case *syntax.LetClause:
+			for _, x := range n.Exprs {
+				if !s.arithSafe(x) {
+					s.dyn("let on a value rein does not know", n.Pos())
+				}
+			}
+		case *syntax.CStyleLoop:
+			for _, x := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+				if !s.arithSafe(x) {
+					s.dyn("arithmetic on a value rein does not know", n.Pos())
+				}
+			}
+		case *syntax.ParamExp:
+			s.paramExp(n)
+		case *syntax.Assign:
+			if n.Index != nil && !s.arithSafe(n.Index) {
+				s.dyn("array subscript rein does not know", n.Pos())
+			}
+		case *syntax.BinaryTest:
+			s.binaryTest(n)
+		case *syntax.UnaryTest:
+			if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+				if w, ok := n.X.(*syntax.Word); !ok || !s.word(w).lit || strings.Contains(s.word(w).text, "[") {
+					s.dyn("[[ -v ]] with a subscript", n.Pos())
+				}
+			}
+		case *syntax.CoprocClause:
+			s.dyn("coproc", n.Pos())
 		case *syntax.BinaryCmd:
 			if n.Op != syntax.Pipe && n.Op != syntax.PipeAll {
 				break
@@ -146,6 +250,10 @@ func (s *shellScan) assign(a *syntax.Assign) {
 	}
 	if a.Value == nil || a.Array != nil || a.Index != nil || a.Append {
 		delete(s.vars, a.Name.Value)
+		s.setVar(a.Name.Value, "", false, a.Pos())
+		if _, ok := envExec(a.Name.Value); ok && a.Value != nil {
+			s.export(a.Name.Value, printNode(a.Value))
+		}
 		return
 	}
 	w := s.word(a.Value)
@@ -153,6 +261,14 @@ func (s *shellScan) assign(a *syntax.Assign) {
 		s.vars[a.Name.Value] = w.text
 	} else {
 		delete(s.vars, a.Name.Value)
+	}
+	s.setVar(a.Name.Value, w.text, w.lit, a.Pos())
+	// A variable the environment already holds (PATH, HOME, or one
+	// exported earlier) reaches every later command when assigned.
+	if _, ok := s.exported[a.Name.Value]; ok {
+		s.export(a.Name.Value, w.text)
+	} else if _, ok := envExec(a.Name.Value); ok {
+		s.export(a.Name.Value, w.text)
 	}
 }
 
@@ -165,6 +281,25 @@ func (s *shellScan) call(ce *syntax.CallExpr, redirs []*syntax.Redirect, depth i
 		}
 		return
 	}
+	// Prefix assignments (X=1 cmd) set the command's environment; they
+	// join what the script exported so far and what an enclosing command
+	// passes on (FOO=1 sh -c '…').
+	outerEnv := s.cmdEnv
+	s.cmdEnv = mergeEnv(s.exported, outerEnv)
+	for _, a := range ce.Assigns {
+		if a.Name == nil {
+			continue
+		}
+		v := ""
+		lit := true
+		if a.Value != nil {
+			w := s.word(a.Value)
+			v, lit = w.text, w.lit
+		}
+		s.setVar(a.Name.Value, v, lit, a.Pos())
+		s.cmdEnv = withEnv(s.cmdEnv, a.Name.Value, v)
+	}
+	defer func() { s.cmdEnv = outerEnv }()
 	outer := s.collect
 	s.collect = nil
 	defer func() {
@@ -203,6 +338,7 @@ func (s *shellScan) call(ce *syntax.CallExpr, redirs []*syntax.Redirect, depth i
 func (s *shellScan) word(w *syntax.Word) shWord {
 	out := shWord{lit: true, node: w}
 	var text strings.Builder
+	bracket := false // an unquoted "[" was seen
 	// expansion writes the value of $X or $(echo …) when rein knows it.
 	expansion := func(p syntax.WordPart, quoted bool) {
 		v, ok := "", false
@@ -226,6 +362,7 @@ func (s *shellScan) word(w *syntax.Word) shWord {
 		case *syntax.Lit:
 			v, g := unescapeBare(p.Value)
 			out.glob = out.glob || g
+			bracket = bracket || strings.Contains(p.Value, "[")
 			text.WriteString(v)
 		case *syntax.SglQuoted:
 			if p.Dollar {
@@ -246,6 +383,14 @@ func (s *shellScan) word(w *syntax.Word) shWord {
 		}
 	}
 	out.text = text.String()
+	// An unquoted "[" opens a bracket expression that a "]" written in
+	// quotes or after an escape can close (.[!"x"]nv, .[!x\]]nv): bash(1),
+	// "Pattern Matching". The word is a glob when a "]" follows anywhere.
+	if bracket && !out.glob {
+		if i := strings.IndexByte(out.text, '['); i >= 0 && strings.IndexByte(out.text[i:], ']') > 0 {
+			out.glob = true
+		}
+	}
 	return out
 }
 
@@ -365,13 +510,14 @@ func set(names ...string) map[string]bool {
 // command they run.
 func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 	if depth > maxShellDepth {
-		s.tags["shell.dynamic"] = true
+		s.dyn("nesting past the limit", syntax.Pos{})
 		return
 	}
 	for len(ws) > 0 {
 		name := ws[0]
+		s.nameWord = name
 		if !name.lit || name.expanded || name.glob {
-			s.tags["shell.dynamic"] = true // the command's name comes from an expansion
+			s.dyn("command name from an expansion", posOf(name)) // the command's name comes from an expansion
 		}
 		if !name.lit {
 			s.leaf(name.text, ws[1:], redirs, depth)
@@ -402,6 +548,11 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 				return
 			}
 		case base == "env":
+			for _, a := range envAssigns(args) {
+				k, v, _ := strings.Cut(a.text, "=")
+				s.setVar(k, v, a.lit, posOf(a))
+				s.cmdEnv = withEnv(s.cmdEnv, k, v)
+			}
 			rest, script, ok := envCommand(args)
 			if ok {
 				s.inline(script, depth)
@@ -436,13 +587,33 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			if len(rest) == 0 {
 				rest = []shWord{{text: "echo", lit: true}}
 			}
+			// The command gets more arguments from its input (`ls -a |
+			// xargs cat` reads .env): words rein cannot know, unless
+			// parallel's ::: lists them. rest is a copy, so appending leaves
+			// args as they were.
+			fromInput := true
 			if base == "parallel" {
 				for i, w := range rest {
 					if w.text == ":::" || w.text == "::::" {
-						rest = rest[:i]
+						// ::: lists the arguments (each one is given to the
+						// command); :::: names files that hold them.
+						cmd := append([]shWord(nil), rest[:i]...)
+						fromInput = false
+						for _, a := range rest[i:] {
+							switch {
+							case a.text == "::::" || a.text == "::::+":
+								fromInput = true
+							case a.text != ":::" && a.text != ":::+":
+								cmd = append(cmd, a)
+							}
+						}
+						rest = cmd
 						break
 					}
 				}
+			}
+			if fromInput {
+				rest = append(rest[:len(rest):len(rest)], shWord{text: "{input}"})
 			}
 			ws = rest
 		case argsWith[base] != "" || base == "nohup" || base == "setsid" || base == "command" || base == "builtin" ||
@@ -468,11 +639,25 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			return
 		case base == "source" || base == ".":
 			if len(args) == 0 || !args[0].lit {
-				s.tags["shell.dynamic"] = true
+				s.dyn("source of an unknown file", syntax.Pos{})
 			}
 			s.leaf(base, args, redirs, depth)
 			return
+		case base == "trap" || base == "hash" || base == "enable" || base == "read" || base == "mapfile" ||
+			base == "readarray" || base == "getopts" || base == "unset" || base == "printf" || base == "test" || base == "[":
+			s.builtin(base, args, depth)
+			s.nameWord = name
+			s.leaf(base, args, redirs, depth)
+			return
 		case base == "alias":
+			for _, a := range args {
+				if k, _, ok := strings.Cut(a.text, "="); ok {
+					if s.funcs == nil {
+						s.funcs = map[string]bool{}
+					}
+					s.funcs[k] = true
+				}
+			}
 			for _, a := range args {
 				if _, v, ok := strings.Cut(a.text, "="); ok {
 					s.inline(shWord{text: v, lit: a.lit}, depth)
@@ -490,6 +675,7 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			return
 		case base == "git":
 			s.git(args, depth)
+			s.nameWord = name // scripts git runs (-c alias.x='!…') named their own commands
 			s.leaf(base, args, redirs, depth)
 			return
 		default:
@@ -502,10 +688,10 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 // inline parses text that a wrapper runs as a script (sh -c, eval, su -c).
 func (s *shellScan) inline(w shWord, depth int) {
 	if w.expanded {
-		s.tags["shell.dynamic"] = true // eval "$X": the script came from an expansion
+		s.dyn("script from an expansion", posOf(w)) // eval "$X": the script came from an expansion
 	}
 	if !w.lit {
-		s.tags["shell.dynamic"] = true
+		s.dyn("script rein cannot read", posOf(w))
 		s.runsSubst(w.node)
 		return
 	}
@@ -531,18 +717,25 @@ func (s *shellScan) leaf(name string, args []shWord, redirs []*syntax.Redirect, 
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
 			c.hasStdin = true
+			c.hdoc = r.Pos()
 			if r.Hdoc != nil {
 				if w := s.word(r.Hdoc); w.lit {
-					c.stdin = w.text
+					c.stdin, c.hdocLit = w.text, true
 				}
+			} else {
+				c.hdocLit = true
 			}
 		case syntax.WordHdoc:
 			c.hasStdin = true
+			c.hdoc = r.Pos()
 			c.stdin = target
+			c.hdocLit = s.word(r.Word).lit
 		case syntax.RdrIn, syntax.RdrInOut:
 			c.hasStdin = true
 		}
 	}
+	c.cmd.Env = s.cmdEnv
+	s.files(&c.cmd, args, redirs)
 	if len(s.cmds) < maxShellCommands {
 		s.cmds = append(s.cmds, c.cmd)
 	}
@@ -660,13 +853,20 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 	case "awk", "gawk", "mawk", "nawk":
 		for _, o := range ops[:min(1, len(ops))] {
 			if strings.Contains(o, "system(") || strings.Contains(o, "| getline") || strings.Contains(o, "|&") {
-				s.tags["shell.dynamic"] = true
+				s.dyn("awk program running commands", syntax.Pos{})
 			}
+		}
+	}
+	if (shells[name] || interpreters[interpreterName(name)]) && c.hdoc.IsValid() && readsCodeText(name, c.cmd.Args) {
+		if !shells[name] {
+			s.dyn("here-doc or here-string fed to "+name, c.hdoc) // code in a language rein does not read
+		} else if !c.hdocLit {
+			s.dyn("here-doc with expansions fed to "+name, c.hdoc)
 		}
 	}
 	if shells[name] || interpreters[interpreterName(name)] {
 		if inlineCode(name, args) {
-			s.tags["shell.dynamic"] = true // code rein does not read
+			s.dyn("interpreter code on the command line", syntax.Pos{}) // code rein does not read
 		}
 		if len(ops) > 0 && s.fetched[path.Clean(ops[0])] {
 			s.tags["shell.pipe_to_shell"] = true // runs a file it just downloaded
@@ -680,12 +880,13 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 	}
 	// Writes under system directories or into key and start-up files, and
 	// reads of secrets.
-	for _, t := range writeTargets(name, args, ops) {
+	targets := writeTargets(name, args, ops)
+	for _, t := range targets {
 		if underAny(t, "/etc", "/usr", "/boot") {
 			s.tags["shell.privileged"] = true
 		}
-		if f, _ := ClassifyPath(t, ""); f.Sensitive {
-			s.tags["shell.secrets"] = true // planting keys or start-up code
+		if f, _ := ClassifyPath(t, ""); f.ExecConfig {
+			s.tags["shell.exec_config"] = true // planting keys or start-up code
 		}
 	}
 	for i, a := range args {
@@ -700,11 +901,18 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 				continue
 			}
 		}
-		if looksLikePath(v) && secretRead(v) {
+		if looksLikePath(v) && secretRead(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
 			s.tags["shell.secrets"] = true
 		}
 	}
 }
+
+// changesOnlyMetadata are programs that act on files without reading their
+// contents (names, modes, owners, links, whole devices), so a secret path
+// among their operands is not a secret read; what they destroy or write is
+// judged as such elsewhere. Source: each program's manual (coreutils,
+// util-linux).
+var changesOnlyMetadata = set("chmod", "chown", "chgrp", "touch", "rm", "rmdir", "mkdir", "ln", "unlink", "wipefs", "truncate", "shred", "mkswap", "blkdiscard")
 
 // secretRead reports a path whose reading reveals a secret. Shell start-up
 // files are sensitive to write (persistence), not to read.
@@ -722,12 +930,30 @@ func (s *shellScan) redirects(rs []*syntax.Redirect) {
 			continue
 		}
 		w := s.word(r.Word)
+		read, write := redirectFile(r, w)
+		if c := path.Clean(w.text); strings.HasPrefix(c, "/dev/tcp/") || strings.HasPrefix(c, "/dev/udp/") {
+			s.tags["shell.network"] = true // bash opens a connection (bash(1), REDIRECTION)
+			if write {
+				s.tags["egress"] = true
+			}
+		}
+		if write {
+			s.writes = append(s.writes, w.text)
+			s.wrote(w)
+		}
+		if read && w.lit && (secretPath(w.text) || w.glob && s.globSecret(w.text)) {
+			s.tags["shell.secrets"] = true
+		}
 		if !w.lit || !looksLikePath(w.text) {
 			continue
 		}
 		t := cleanShellPath(w.text)
-		if f, _ := ClassifyPath(w.text, ""); f.Sensitive {
+		f, _ := ClassifyPath(w.text, "")
+		if f.Secret && read {
 			s.tags["shell.secrets"] = true
+		}
+		if f.ExecConfig && write {
+			s.tags["shell.exec_config"] = true
 		}
 		switch r.Op {
 		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob, syntax.DplOut:
@@ -740,6 +966,46 @@ func (s *shellScan) redirects(rs []*syntax.Redirect) {
 				s.tags["shell.privileged"] = true
 			}
 		}
+	}
+}
+
+// redirectFile reports whether a redirection reads or writes a file (not a
+// descriptor, a here-doc or a harmless device): >, >>, >|, &>, &>>, <>,
+// and >& onto a name (bash's >&word is &>word when word is not a number).
+func redirectFile(r *syntax.Redirect, w shWord) (read, write bool) {
+	switch r.Op {
+	case syntax.RdrIn:
+		return true, false
+	case syntax.RdrInOut:
+		read, write = true, true
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob,
+		syntax.AppAll, syntax.AppAllClob:
+		write = true
+	case syntax.DplOut:
+		write = !w.lit || strings.Trim(w.text, "0123456789") != "" && w.text != "-"
+	default:
+		return false, false
+	}
+	if w.lit && harmlessTarget(w.text) {
+		write = false
+	}
+	return read, write
+}
+
+// harmlessTarget reports a write target that keeps nothing: /dev/null and
+// the process's own streams.
+func harmlessTarget(t string) bool {
+	c := path.Clean(t)
+	return c == "/dev/null" || c == "/dev/stdout" || c == "/dev/stderr" || c == "/dev/tty" ||
+		strings.HasPrefix(c, "/dev/fd/")
+}
+
+// wrote tags a file the script writes: shell.write always, and
+// shell.exec_config when the file arms later execution.
+func (s *shellScan) wrote(w shWord) {
+	s.tags["shell.write"] = true
+	if w.lit && execConfigPath(w.text) {
+		s.tags["shell.exec_config"] = true
 	}
 }
 
@@ -780,6 +1046,8 @@ func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
 					}
 					if known && shells[name] {
 						s.script(payload, depth+1)
+					} else if known {
+						s.dyn("literal code piped into "+name, st.Pos()) // a language rein does not read
 					}
 				}
 				switch name {
@@ -912,7 +1180,7 @@ func (s *shellScan) sqlArgs(name string, args []shWord) {
 	}
 	for _, t := range text {
 		if !t.lit {
-			s.tags["shell.dynamic"] = true
+			s.dyn("SQL from an expansion", posOf(t))
 			continue
 		}
 		stmts, tags := ClassifySQL(t.text)
@@ -938,7 +1206,9 @@ func (s *shellScan) find(args []shWord, redirs []*syntax.Redirect, depth int) {
 				j++
 			}
 			if j > i+1 {
+				nw := s.nameWord
 				s.command(args[i+1:j], nil, depth+1)
+				s.nameWord = nw
 			}
 			i = j
 		}
@@ -1423,8 +1693,8 @@ func unescapeBare(v string) (string, bool) {
 		case c == '\\' && i+1 < len(v):
 			i++
 			b.WriteByte(v[i])
-		case c == '*' || c == '?' || c == '[':
-			glob = true
+		case c == '*' || c == '?' || c == '[' && strings.IndexByte(v[i+1:], ']') >= 0:
+			glob = true // a lone [ (the test command) matches nothing
 			b.WriteByte(c)
 		default:
 			b.WriteByte(c)
@@ -1531,4 +1801,72 @@ func sortedTags(tags map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// posOf is where a word was written, when rein knows.
+func posOf(w shWord) syntax.Pos {
+	if w.node != nil {
+		return w.node.Pos()
+	}
+	return syntax.Pos{}
+}
+
+// fact is a shell command as the policy sees it (facts.shell.commands).
+func (c ShellCommand) fact() map[string]any {
+	args := make([]any, len(c.Args))
+	for i, x := range c.Args {
+		args[i] = x
+	}
+	redirects := make([]any, len(c.Redirects))
+	for i, r := range c.Redirects {
+		redirects[i] = map[string]any{"op": r.Op, "target": r.Target}
+	}
+	env := make(map[string]any, len(c.Env))
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	reads := make([]any, len(c.Reads))
+	for i, x := range c.Reads {
+		reads[i] = x
+	}
+	writes := make([]any, len(c.Writes))
+	for i, x := range c.Writes {
+		writes[i] = x
+	}
+	return map[string]any{"name": c.Name, "args": args, "redirects": redirects, "env": env, "reads": reads,
+		"writes": writes, "resolved": c.Resolved, "read_only": c.ReadOnly}
+}
+
+// dynamicFacts are the constructs behind shell.dynamic (facts.shell.dynamic).
+func (f ShellFacts) dynamicFacts() []any {
+	out := make([]any, len(f.Dynamic))
+	for i, d := range f.Dynamic {
+		out[i] = map[string]any{"construct": d.Construct, "at": d.At}
+	}
+	return out
+}
+
+// scriptsAt returns the script held by args[name]: a string as it is, and a
+// list of strings as the one command it is when run as an argv (each element
+// quoted, then joined), never as several scripts. A list with anything but
+// strings is quoted as its JSON-like text, which rein reads as arguments.
+func scriptsAt(args map[string]any, name string) []string {
+	switch v := args[name].(type) {
+	case string:
+		return []string{v}
+	case []any:
+		if len(v) == 0 {
+			return nil
+		}
+		words := make([]string, len(v))
+		for i, x := range v {
+			s, ok := x.(string)
+			if !ok {
+				s = fmt.Sprint(x)
+			}
+			words[i] = quoteShell(s)
+		}
+		return []string{strings.Join(words, " ")}
+	}
+	return nil
 }

@@ -123,6 +123,19 @@ func FuzzClassifyShell(f *testing.F) {
 	for _, c := range shellCorpus(f) {
 		f.Add(c.Src)
 	}
+	for _, name := range []string{"testdata/shell_attacks.json", "testdata/shell_benign.json"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var cases []shellCase
+		if err := json.Unmarshal(b, &cases); err != nil {
+			f.Fatal(err)
+		}
+		for _, c := range cases {
+			f.Add(c.Src)
+		}
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		facts, tags := ClassifyShell(src)
 		if !slices.Contains(tags, "shell") {
@@ -130,6 +143,25 @@ func FuzzClassifyShell(f *testing.F) {
 		}
 		if len(facts.Commands) > maxShellCommands {
 			t.Fatalf("%q: %d commands kept", src, len(facts.Commands))
+		}
+		// Closed world: shell.dynamic always says what, a read-only command
+		// is resolved and writes nothing, and a variable that changes what
+		// runs is never set without shell.env_exec.
+		if slices.Contains(tags, tDY) != (len(facts.Dynamic) > 0) {
+			t.Fatalf("%q: tags %v, dynamic facts %+v", src, tags, facts.Dynamic)
+		}
+		if len(facts.Writes) > 0 && !slices.Contains(tags, "shell.write") {
+			t.Fatalf("%q: writes %v without shell.write", src, facts.Writes)
+		}
+		for _, c := range facts.Commands {
+			if c.ReadOnly && (!c.Resolved || len(c.Writes) > 0) {
+				t.Fatalf("%q: %+v read-only", src, c)
+			}
+			for name := range c.Env {
+				if _, ok := envExec(name); ok && !slices.Contains(tags, "shell.env_exec") {
+					t.Fatalf("%q: %s set without shell.env_exec", src, name)
+				}
+			}
 		}
 		if slices.Contains(tags, tD) && !slices.Contains(tags, tPE) && !slices.Contains(tags, tDY) {
 			if _, wrapped := ClassifyShell("sh -c " + quoteShell(src)); !slices.Contains(wrapped, tD) {

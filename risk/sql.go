@@ -1,6 +1,8 @@
 package risk
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -10,37 +12,63 @@ import (
 // Verb is upper case (SELECT, DELETE, DROP, ...); Tables are the tables the
 // statement names, lower-cased unless quoted; HasWhere is false when a
 // top-level WHERE is missing or always true (WHERE 1=1, WHERE TRUE, OR 1=1).
+// Functions are the functions, table functions and procedures it calls
+// (lower case, without schema); UnknownFunctions those of them rein does
+// not know to be read-only.
 type SQLStatement struct {
-	Verb     string   `json:"verb"`
-	Tables   []string `json:"tables"`
-	HasWhere bool     `json:"has_where"`
+	Verb             string   `json:"verb"`
+	Tables           []string `json:"tables"`
+	HasWhere         bool     `json:"has_where"`
+	Functions        []string `json:"functions"`
+	UnknownFunctions []string `json:"unknown_functions"`
 }
 
 // ClassifySQL splits src into statements and classifies each one. It is a
 // tokenizer, not a parser: it reads verbs, table names and WHERE.
 func ClassifySQL(src string) ([]SQLStatement, []string) {
 	tags := map[string]bool{"sql": true}
-	// Two readings: the standard one (PostgreSQL, SQLite: "--" always starts
-	// a comment, backslashes are plain) and MySQL's ("--" needs a space
-	// after it, "#" starts a comment, backslashes escape). Text that is a
-	// string or a comment to one can be SQL to the other, so rein keeps what
-	// either reading finds.
-	stmts, ok := sqlStatements(src, false, tags)
-	alt, altOK := sqlStatements(src, true, tags)
-	if !ok || !altOK {
-		tags["sql.parse_error"] = true
-	}
-	for _, a := range alt {
-		if !containsStatement(stmts, a) {
-			stmts = append(stmts, a)
+	// Four readings, one per dialect family: PostgreSQL ("--" always
+	// starts a comment, /* */ nests, $tag$ quoting, E'' strings with
+	// backslash escapes), MySQL ("--" needs a space after it, "#" starts a
+	// comment, backslashes escape, /*! */ is executed), SQL Server ([x]
+	// names, /* */ nests) and SQLite ([x] and `x` names, no nesting, plain
+	// strings). Text that is a string or a comment to one can be SQL to
+	// another, so rein keeps what any reading finds.
+	var stmts []SQLStatement
+	for _, d := range sqlDialects {
+		got, ok := sqlStatements(src, d, tags)
+		if !ok {
+			tags["sql.parse_error"] = true
+		}
+		for _, a := range got {
+			if !containsStatement(stmts, a) {
+				stmts = append(stmts, a)
+			}
 		}
 	}
 	return stmts, sortedTags(tags)
 }
 
+// sqlDialect says how one database family reads SQL text.
+type sqlDialect struct {
+	mysql    bool // "#" comments, "-- " comments, backslash escapes, /*! */
+	nested   bool // /* */ comments nest
+	brackets bool // [name] is a quoted name
+	dollar   bool // $tag$ ... $tag$ strings, E'' strings
+	backtick bool // `name` is a quoted name
+}
+
+var sqlDialects = []sqlDialect{
+	{nested: true, dollar: true},     // PostgreSQL
+	{mysql: true, backtick: true},    // MySQL, MariaDB
+	{nested: true, brackets: true},   // SQL Server
+	{brackets: true, backtick: true}, // SQLite
+}
+
 func containsStatement(list []SQLStatement, s SQLStatement) bool {
 	for _, x := range list {
-		if x.Verb == s.Verb && x.HasWhere == s.HasWhere && strings.Join(x.Tables, ",") == strings.Join(s.Tables, ",") {
+		if x.Verb == s.Verb && x.HasWhere == s.HasWhere && strings.Join(x.Tables, ",") == strings.Join(s.Tables, ",") &&
+			strings.Join(x.Functions, ",") == strings.Join(s.Functions, ",") {
 			return true
 		}
 	}
@@ -53,9 +81,31 @@ type sqlTok struct {
 	up   string
 }
 
+// executableComments are the openings of comments a server does not skip,
+// longest first: MySQL and MariaDB run /*! … */ and /*!NNNNN … */ (MySQL
+// Reference Manual, "Comments"), MariaDB also /*M! … */ and /*M!NNNNNN … */
+// (MariaDB docs, "Comment Syntax"), and /*+ … */ holds optimizer hints
+// (MySQL Reference Manual, "Optimizer Hints"; MariaDB, pg_hint_plan), some
+// of which set server variables (SET_VAR). rein reads the content of each as
+// SQL, whatever the version number says, since it does not know the
+// server's version; the lower-case m is read too.
+var executableComments = []string{"/*M!", "/*m!", "/*!", "/*+"}
+
+// executableComment is the length of the executable-comment opening that s
+// starts with, or 0.
+func executableComment(s string) int {
+	for _, x := range executableComments {
+		if strings.HasPrefix(s, x) {
+			return len(x)
+		}
+	}
+	return 0
+}
+
 // sqlTokens reads src into tokens. ok is false when a string, quoted
 // identifier or comment is not terminated.
-func sqlTokens(src string, mysql bool) (toks []sqlTok, ok bool) {
+func sqlTokens(src string, d sqlDialect) (toks []sqlTok, ok bool) {
+	mysql := d.mysql
 	i := 0
 	n := len(src)
 	for i < n {
@@ -70,22 +120,37 @@ func sqlTokens(src string, mysql bool) (toks []sqlTok, ok bool) {
 				i++
 			}
 		case c == '/' && i+1 < n && src[i+1] == '*':
-			if i+2 < n && src[i+2] == '!' {
-				// MySQL executes /*! ... */: read its content as SQL.
-				i += 3
+			if k := executableComment(src[i:]); k > 0 {
+				// Read the content of an executed comment as SQL.
+				i += k
 				for i < n && src[i] >= '0' && src[i] <= '9' {
 					i++
 				}
 				continue
 			}
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
+			depth := 0
+			j := i
+			for j < n {
+				if src[j] == '/' && j+1 < n && src[j+1] == '*' && (d.nested || depth == 0) {
+					depth++
+					j += 2
+				} else if src[j] == '*' && j+1 < n && src[j+1] == '/' {
+					depth--
+					j += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					j++
+				}
+			}
+			if depth > 0 {
 				return toks, false
 			}
-			i += end + 4
+			i = j
 		case c == '*' && i+1 < n && src[i+1] == '/':
 			i += 2 // the end of a /*! ... */ section
-		case c == '\'' || ((c == 'E' || c == 'e') && i+1 < n && src[i+1] == '\''):
+		case c == '\'' || (d.dollar && (c == 'E' || c == 'e') && i+1 < n && src[i+1] == '\''):
 			esc := mysql
 			if c != '\'' {
 				esc = true
@@ -97,14 +162,33 @@ func sqlTokens(src string, mysql bool) (toks []sqlTok, ok bool) {
 			}
 			toks = append(toks, sqlTok{kind: 's', text: s})
 			i = next
-		case c == '"' || c == '`':
+		case c == '[' && d.brackets:
+			end := strings.IndexByte(src[i+1:], ']')
+			if end < 0 {
+				return toks, false
+			}
+			toks = append(toks, sqlTok{kind: 'q', text: src[i+1 : i+1+end]})
+			i += end + 2
+		case d.dollar && (c == 'U' || c == 'u') && i+2 < n && src[i+1] == '&' && (src[i+2] == '"' || src[i+2] == '\''):
+			// PostgreSQL U&"d\0061ta" and U&'d\0061ta': Unicode escapes.
+			q, next, closed := sqlQuoted(src, i+2, src[i+2], false)
+			if !closed {
+				return toks, false
+			}
+			kind := byte('q')
+			if src[i+2] == '\'' {
+				kind = 's'
+			}
+			toks = append(toks, sqlTok{kind: kind, text: unicodeEscapes(q)})
+			i = next
+		case c == '"' || c == '`' && d.backtick:
 			s, next, closed := sqlQuoted(src, i, c, false)
 			if !closed {
 				return toks, false
 			}
 			toks = append(toks, sqlTok{kind: 'q', text: s})
 			i = next
-		case c == '$' && i+1 < n && (src[i+1] == '$' || isIdentStart(rune(src[i+1]))):
+		case d.dollar && c == '$' && i+1 < n && (src[i+1] == '$' || isIdentStart(rune(src[i+1]))):
 			j := i + 1
 			for j < n && src[j] != '$' && isIdentPart(rune(src[j])) {
 				j++
@@ -154,6 +238,30 @@ func sqlTokens(src string, mysql bool) (toks []sqlTok, ok bool) {
 	return toks, true
 }
 
+// unicodeEscapes decodes PostgreSQL's \XXXX and \+XXXXXX escapes (the
+// default escape character; a UESCAPE clause is not read).
+func unicodeEscapes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			width := 4
+			if i+1 < len(s) && s[i+1] == '+' {
+				width = 6
+				i++
+			}
+			if i+1+width <= len(s) {
+				if v, err := strconv.ParseUint(s[i+1:i+1+width], 16, 32); err == nil {
+					b.WriteRune(rune(v))
+					i += width
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 // sqlQuoted reads a quoted run starting at src[i] == q, where a doubled quote
 // stands for itself and, when esc, a backslash escapes the next byte.
 func sqlQuoted(src string, i int, q byte, esc bool) (string, int, bool) {
@@ -179,6 +287,36 @@ func isIdentStart(r rune) bool { return r == '_' || unicode.IsLetter(r) }
 func isIdentPart(r rune) bool  { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // sqlVerbs are the statements rein recognises; anything else is a parse error.
+// startsWithSQLVerb reports whether text reads as SQL: its first word,
+// after spaces, opening parentheses and comments, is a statement verb.
+func startsWithSQLVerb(s string) bool {
+	for {
+		s = strings.TrimLeft(s, " \t\r\n(")
+		switch {
+		case strings.HasPrefix(s, "--") || strings.HasPrefix(s, "#"):
+			_, rest, ok := strings.Cut(s, "\n")
+			if !ok {
+				return false
+			}
+			s = rest
+			continue
+		case strings.HasPrefix(s, "/*"):
+			_, rest, ok := strings.Cut(s[2:], "*/")
+			if !ok {
+				return false
+			}
+			s = rest
+			continue
+		}
+		break
+	}
+	end := strings.IndexFunc(s, func(r rune) bool { return !isIdentPart(r) })
+	if end < 0 {
+		end = len(s)
+	}
+	return end > 0 && sqlVerbs[strings.ToUpper(s[:end])]
+}
+
 var sqlVerbs = map[string]bool{
 	"SELECT": true, "INSERT": true, "UPDATE": true, "DELETE": true, "MERGE": true, "REPLACE": true, "UPSERT": true,
 	"WITH": true, "VALUES": true, "TABLE": true, "CREATE": true, "ALTER": true, "DROP": true, "TRUNCATE": true,
@@ -189,11 +327,13 @@ var sqlVerbs = map[string]bool{
 	"CLUSTER": true, "REFRESH": true, "LOAD": true, "USE": true, "DECLARE": true, "FETCH": true, "CLOSE": true,
 	"MOVE": true, "LISTEN": true, "NOTIFY": true, "UNLISTEN": true, "PREPARE": true, "DEALLOCATE": true,
 	"DESCRIBE": true, "DESC": true, "CHECKPOINT": true, "DISCARD": true, "REASSIGN": true, "IMPORT": true,
+	"BULK": true, "RECONFIGURE": true, "SHUTDOWN": true, "KILL": true, "HANDLER": true, "INSTALL": true,
 }
 
 var (
 	sqlWriteVerbs = map[string]bool{"INSERT": true, "UPDATE": true, "DELETE": true, "MERGE": true, "REPLACE": true,
-		"UPSERT": true, "COPY": true, "TRUNCATE": true, "LOAD": true, "CALL": true, "EXEC": true, "EXECUTE": true, "DO": true}
+		"UPSERT": true, "COPY": true, "TRUNCATE": true, "LOAD": true, "CALL": true, "EXEC": true, "EXECUTE": true, "DO": true,
+		"BULK": true}
 	sqlDDLVerbs = map[string]bool{"CREATE": true, "ALTER": true, "DROP": true, "TRUNCATE": true, "RENAME": true,
 		"COMMENT": true, "GRANT": true, "REVOKE": true}
 	// sqlMainVerbs can follow a WITH clause.
@@ -208,8 +348,8 @@ var (
 )
 
 // sqlStatements tokenizes src and classifies each statement, adding tags.
-func sqlStatements(src string, mysql bool, tags map[string]bool) ([]SQLStatement, bool) {
-	toks, ok := sqlTokens(src, mysql)
+func sqlStatements(src string, d sqlDialect, tags map[string]bool) ([]SQLStatement, bool) {
+	toks, ok := sqlTokens(src, d)
 	var out []SQLStatement
 	start := 0
 	for i := 0; i <= len(toks); i++ {
@@ -270,7 +410,7 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 	if st.Verb == "WITH" {
 		st.Verb = "SELECT"
 	}
-	if st.Verb == "SELECT" && hasTopWord(body, "INTO") {
+	if st.Verb == "SELECT" && hasTopWord(body, "INTO") && !hasTopWord(body, "OUTFILE") && !hasTopWord(body, "DUMPFILE") {
 		st.Verb = "CREATE" // SELECT ... INTO new_table creates a table
 	}
 	if sqlWriteVerbs[st.Verb] {
@@ -295,10 +435,89 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 			tags["sql.destructive"] = true
 		}
 	}
+	sqlSideEffects(body, &st, tags)
+	if slices.ContainsFunc(st.Tables, credentialTable) || mentionsCredentialTable(toks) {
+		tags["sql.secrets"] = true
+	}
+	if st.Verb == "SELECT" && rowLocks(body) {
+		tags["sql.lock"] = true
+	}
 	if st.Tables == nil {
 		st.Tables = []string{}
 	}
 	return append(out, st)
+}
+
+// credentialTables are the system tables that hold password hashes or
+// stored passwords, by their last name part: PostgreSQL (pg_shadow,
+// pg_authid, the user mappings of foreign servers), SQL Server (sql_logins,
+// syslogins, sysxlogins, linked_logins) and Oracle (user$, link$). MySQL's
+// are named with their schema (its bare "user" is too common a name).
+var credentialTables = map[string]bool{"pg_shadow": true, "pg_authid": true, "pg_user_mapping": true,
+	"pg_user_mappings": true, "sql_logins": true, "syslogins": true, "sysxlogins": true, "linked_logins": true,
+	"user$": true, "link$": true}
+
+var credentialTablesQualified = []string{"mysql.user", "mysql.global_priv", "mysql.slave_master_info",
+	"mysql.replication_connection_configuration"}
+
+func credentialTable(name string) bool {
+	if credentialTables[name[strings.LastIndexByte(name, '.')+1:]] {
+		return true
+	}
+	for _, q := range credentialTablesQualified {
+		if strings.HasSuffix(name, q) && (len(name) == len(q) || name[len(name)-len(q)-1] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsCredentialTable finds a credential table named anywhere in a
+// statement: in a CTE, a subquery, a join, as a dotted name of words and
+// quoted names.
+func mentionsCredentialTable(toks []sqlTok) bool {
+	isName := func(t sqlTok) bool { return t.kind == 'w' || t.kind == 'q' }
+	for i, t := range toks {
+		if !isName(t) {
+			continue
+		}
+		if credentialTables[t.text] || len(t.text) >= 5 && len(t.text) <= 16 && credentialTables[strings.ToLower(t.text)] {
+			return true
+		}
+		// mysql.user and the other MySQL tables, named with their schema.
+		if strings.EqualFold(t.text, "mysql") && i+2 < len(toks) && toks[i+1].text == "." && isName(toks[i+2]) {
+			for _, q := range credentialTablesQualified {
+				if strings.EqualFold("mysql."+toks[i+2].text, q) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// rowLocks reports a SELECT that locks what it reads until its transaction
+// ends: FOR UPDATE / SHARE / NO KEY UPDATE / KEY SHARE (PostgreSQL, MySQL),
+// LOCK IN SHARE MODE (MySQL), and SQL Server's lock hints.
+func rowLocks(toks []sqlTok) bool {
+	for i, t := range toks {
+		if t.kind != 'w' {
+			continue
+		}
+		switch t.up {
+		case "FOR":
+			if i+1 < len(toks) && (toks[i+1].up == "UPDATE" || toks[i+1].up == "SHARE" || toks[i+1].up == "NO" || toks[i+1].up == "KEY") {
+				return true
+			}
+		case "LOCK":
+			if i+1 < len(toks) && toks[i+1].up == "IN" {
+				return true
+			}
+		case "UPDLOCK", "XLOCK", "TABLOCK", "TABLOCKX", "HOLDLOCK", "PAGLOCK", "ROWLOCK", "SERIALIZABLE", "REPEATABLEREAD":
+			return true
+		}
+	}
+	return false
 }
 
 func closingParen(toks []sqlTok, open int) int {
@@ -506,6 +725,9 @@ func sqlTables(toks []sqlTok) []string {
 			case "FROM", "JOIN", "USING":
 				list(i+1, t.up == "FROM")
 			case "INTO", "ON":
+				if t.up == "INTO" && i+1 < len(toks) && (toks[i+1].up == "OUTFILE" || toks[i+1].up == "DUMPFILE") {
+					continue // MySQL INTO OUTFILE 'file': a file, not a table
+				}
 				if t.up == "INTO" || toks[0].up == "GRANT" || toks[0].up == "REVOKE" || toks[0].up == "CREATE" {
 					list(skip(i+1), false)
 				}
@@ -524,4 +746,155 @@ var sqlClauseWords = map[string]bool{
 	"IN": true, "EXISTS": true, "NOT": true, "AND": true, "OR": true, "ALL": true, "ANY": true, "SOME": true,
 	"DEFAULT": true, "WHEN": true, "THEN": true, "CASE": true, "TO": true, "CASCADE": true, "RESTRICT": true,
 	"TABLE": true, "PROGRAM": true, "WITH": true, "LATERAL": true,
+}
+
+// sqlSideEffects finds what a statement does besides reading and writing
+// rows: the functions and procedures it calls (sqlSideEffectFuncs,
+// sqlReadOnlyFuncs) and the statements that reach files, programs, other
+// servers or the server's configuration.
+func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
+	st.Functions, st.UnknownFunctions = []string{}, []string{}
+	call := func(name string) {
+		name = strings.ToLower(name)
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		if name == "" || slices.Contains(st.Functions, name) {
+			return
+		}
+		st.Functions = append(st.Functions, name)
+		if effects, ok := sqlSideEffectFuncs[name]; ok {
+			for _, t := range effects {
+				tags[t] = true
+			}
+		} else if !sqlReadOnlyFuncs[name] {
+			st.UnknownFunctions = append(st.UnknownFunctions, name)
+			tags["sql.function"] = true
+		}
+	}
+	// qualified reads a dotted name ending at toks[i] (master..xp_cmdshell,
+	// pg_catalog.pg_read_file) and returns its last part.
+	isName := func(t sqlTok) bool { return t.kind == 'w' || t.kind == 'q' }
+	verb := toks[0].up
+	for i := 0; i+1 < len(toks); i++ {
+		t := toks[i]
+		if !isName(t) || toks[i+1].text != "(" {
+			continue
+		}
+		prev := ""
+		if i > 0 {
+			prev = toks[i-1].up
+			if toks[i-1].text == "." {
+				prev = ""
+			}
+		}
+		switch {
+		case prev == "INTO" || prev == "TABLE" || prev == "INDEX" || prev == "REFERENCES" || prev == "VIEW" ||
+			prev == "EXISTS" && i > 1 && toks[i-2].up == "NOT" || prev == "TYPE" || prev == "FUNCTION" ||
+			prev == "PROCEDURE" || prev == "ON" && (verb == "CREATE" || verb == "GRANT" || verb == "REVOKE"):
+			continue // an object's name and its columns, not a call
+		case verb == "WITH" || hasTopWord(toks, "WITH"):
+			if end := closingParen(toks, i+1); end+1 < len(toks) && toks[end+1].up == "AS" {
+				continue // a CTE's name and columns: WITH x(a, b) AS (...)
+			}
+		}
+		if verb == "CREATE" || verb == "ALTER" {
+			if slices.Contains(st.Tables, t.text) {
+				continue
+			}
+		}
+		call(t.text)
+	}
+	// Procedures called without parentheses: EXEC xp_cmdshell 'dir',
+	// CALL p, EXECUTE name.
+	if (verb == "EXEC" || verb == "EXECUTE") && len(toks) > 1 && toks[1].up == "AS" {
+		tags["sql.admin"] = true // EXECUTE AS LOGIN/USER switches identity (SQL Server)
+	} else if verb == "EXEC" || verb == "EXECUTE" || verb == "CALL" {
+		if len(toks) > 1 && toks[1].kind == 's' || len(toks) > 1 && toks[1].text == "(" {
+			tags["sql.exec"] = true // EXEC('...'): dynamic SQL rein cannot read
+		}
+		j := 1
+		if j+1 < len(toks) && toks[j+1].text == "=" { // EXEC @rc = proc
+			j += 2
+		}
+		name := ""
+		for j < len(toks) && (isName(toks[j]) || toks[j].text == ".") {
+			name += toks[j].text
+			j++
+		}
+		if name != "" && !strings.HasPrefix(name, "@") {
+			call(name)
+		}
+	}
+	hasWord := func(w string) bool { return hasTopWord(toks, w) }
+	next := func(w string) (sqlTok, bool) {
+		for i := 0; i+1 < len(toks); i++ {
+			if toks[i].kind == 'w' && toks[i].up == w {
+				return toks[i+1], true
+			}
+		}
+		return sqlTok{}, false
+	}
+	switch verb {
+	case "COPY":
+		// COPY ... FROM/TO PROGRAM runs a command; FROM/TO 'file' reads or
+		// writes a server file (postgresql.org/docs/current/sql-copy.html).
+		if hasWord("PROGRAM") {
+			tags["sql.exec"] = true
+		}
+		for _, w := range []string{"FROM", "TO"} {
+			if t, ok := next(w); ok && t.kind == 's' {
+				tags["sql.file"] = true
+			}
+		}
+	case "SELECT":
+		// SELECT ... INTO OUTFILE / DUMPFILE writes a server file (MySQL SELECT ... INTO).
+		if hasWord("OUTFILE") || hasWord("DUMPFILE") {
+			tags["sql.file"] = true
+		}
+	case "LOAD":
+		// LOAD DATA / LOAD XML [LOCAL] INFILE reads a file (MySQL); LOAD 'lib'
+		// loads a shared library (PostgreSQL LOAD).
+		if t, ok := next("LOAD"); ok && t.kind == 's' {
+			tags["sql.exec"] = true
+		} else {
+			tags["sql.file"] = true
+		}
+	case "ATTACH":
+		tags["sql.file"] = true // SQLite ATTACH DATABASE 'file' opens or creates a file
+	case "BULK":
+		tags["sql.file"] = true // SQL Server BULK INSERT ... FROM 'file'
+	case "DO", "INSTALL":
+		tags["sql.exec"] = true // PostgreSQL DO runs a code block; MySQL INSTALL PLUGIN/COMPONENT loads code
+	case "RECONFIGURE", "SHUTDOWN", "KILL":
+		tags["sql.admin"] = true
+	case "SET":
+		// SET GLOBAL / PERSIST changes the server for every session (MySQL).
+		if len(toks) > 1 && (toks[1].up == "GLOBAL" || toks[1].up == "PERSIST" || toks[1].up == "PERSIST_ONLY" ||
+			len(toks) > 3 && toks[1].text == "@" && toks[2].text == "@" && (toks[3].up == "GLOBAL" || toks[3].up == "PERSIST")) {
+			tags["sql.admin"] = true
+		}
+	case "ALTER":
+		if len(toks) > 1 && (toks[1].up == "SYSTEM" || toks[1].up == "SERVER" || toks[1].up == "ROLE" || toks[1].up == "USER" ||
+			toks[1].up == "LOGIN" || toks[1].up == "INSTANCE") {
+			tags["sql.admin"] = true // ALTER SYSTEM writes postgresql.auto.conf; roles and logins
+		}
+	case "CREATE":
+		switch {
+		case hasWord("EXTENSION"):
+			tags["sql.exec"] = true // an extension loads a shared library
+		case hasWord("SERVER") || hasWord("WRAPPER") || hasWord("MAPPING"):
+			tags["sql.network"] = true // foreign servers and user mappings
+		case hasWord("ROLE") || hasWord("USER") || hasWord("LOGIN"):
+			tags["sql.admin"] = true
+		case hasWord("FUNCTION") || hasWord("PROCEDURE"):
+			// Code in an untrusted or external language runs with the
+			// server's rights (plpython3u, plperlu, C, ...).
+			if t, ok := next("LANGUAGE"); ok {
+				if l := strings.ToLower(t.text); l != "sql" && l != "plpgsql" {
+					tags["sql.exec"] = true
+				}
+			}
+		}
+	}
 }

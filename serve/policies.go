@@ -27,6 +27,9 @@ type Policies struct {
 	// Changed, when set, is called (in its own goroutine) after a new
 	// version of any tier becomes active, with that tier's document.
 	Changed func(doc *rein.PolicyDoc)
+	// Refused, when set, is called each time a policy file's new content is
+	// refused (metrics); the last good version stays active.
+	Refused func()
 
 	mu     sync.Mutex
 	docs   map[string]*rein.PolicyDoc // tier ("" = global) -> live document
@@ -50,6 +53,13 @@ func (ps *Policies) Activate(ctx context.Context, tenant string, src []byte, by,
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.init()
+	if tenant != "" {
+		// A tenant tier may only narrow the global one: settings it would
+		// loosen are refused here, with what to change.
+		if problems := policy.TierProblems(ps.Active.Tier(""), p); len(problems) > 0 {
+			return nil, rein.Errorf(rein.ECodeBadRequest, "the tenant tier for %q would loosen the global tier: %v", tenant, problems)
+		}
+	}
 	return ps.activate(ctx, tenant, p, by, origin)
 }
 
@@ -193,6 +203,9 @@ func (ps *Policies) LoadFiles(ctx context.Context, src Source, strict bool) erro
 }
 
 func (ps *Policies) refuse(file string, err error) error {
+	if ps.broken[file] != err.Error() && ps.Refused != nil {
+		ps.Refused()
+	}
 	ps.broken[file] = err.Error()
 	ps.Log.Error("policy file refused; the last good version stays active", "file", file, "err", err)
 	return err

@@ -6,6 +6,8 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,9 +28,13 @@ import (
 	"github.com/reinhq/rein/console"
 	"github.com/reinhq/rein/events"
 	reinhttp "github.com/reinhq/rein/http"
+	"github.com/reinhq/rein/mail"
+	"github.com/reinhq/rein/notify"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
 	"github.com/reinhq/rein/postgres"
+	"github.com/reinhq/rein/signin"
+	"github.com/reinhq/rein/slack"
 	"github.com/reinhq/rein/sqlite"
 	"github.com/reinhq/rein/webhook"
 )
@@ -57,6 +62,13 @@ type Config struct {
 	AuditArgs []pipeline.ArgsRule `yaml:"audit_args"`
 	// Webhooks receive events (Standard Webhooks signatures, or Slack).
 	Webhooks []*webhook.Target `yaml:"webhooks"`
+	// Slack, Email and Notify bring approvals to approvers (notify.go).
+	Slack  *slack.Config  `yaml:"slack"`
+	Email  *mail.Config   `yaml:"email"`
+	Notify notify.Routing `yaml:"notify"`
+	// OIDC signs people in to the console with their company's identity
+	// provider (docs/approvers.md).
+	OIDC *signin.Config `yaml:"oidc"`
 	// ConsoleKeyFile holds the secret that signs console session cookies;
 	// REIN_CONSOLE_KEY wins; by default it is derived from the audit
 	// signing key, which replicas share already.
@@ -66,6 +78,20 @@ type Config struct {
 	// (default 1h).
 	ConsoleSession time.Duration `yaml:"console_session"`
 	ConsoleIdle    time.Duration `yaml:"console_idle"`
+	// TLSCert and TLSKey serve HTTPS; both files are re-read when they
+	// change, so a renewed certificate needs no restart.
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// BodyTimeout bounds how long a request body may take to arrive.
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// LogFormat is text (default) or json; Pprof serves Go's profiler on a
+	// separate address. Both are read by the command that starts the server.
+	LogFormat string `yaml:"log_format"`
+	Pprof     string `yaml:"pprof"`
+	// OTLPEndpoint, when set, receives OpenTelemetry traces over OTLP/HTTP
+	// (e.g. http://127.0.0.1:4318); the standard OTEL_EXPORTER_OTLP_*
+	// variables work too.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
 }
 
 // LoadConfig reads a YAML config file strictly (unknown fields are errors).
@@ -86,6 +112,7 @@ func LoadConfig(path string) (Config, error) {
 // Server is a running rein.
 type Server struct {
 	Addr     string // the address it listens on
+	URL      string // http://Addr, or https://Addr with TLS
 	Store    rein.Store
 	Policies *Policies
 	sealer   *audit.Sealer
@@ -95,6 +122,7 @@ type Server struct {
 	ln       net.Listener
 	stop     context.CancelFunc
 	done     chan struct{}
+	tracing  *tracing
 }
 
 // Start opens the store, bootstraps, loads policy and starts listening.
@@ -110,8 +138,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		cfg.PolicyPoll = time.Second
 	}
 	for _, r := range cfg.AuditArgs {
-		if _, err := path.Match(r.Tool, ""); err != nil || r.Tool == "" {
-			return nil, fmt.Errorf("audit_args: tool %q is not a valid glob", r.Tool)
+		if r.Tool == "" {
+			return nil, fmt.Errorf("audit_args: a rule needs a tool glob, e.g. \"payments.*\" or \"*\"")
 		}
 		switch r.Store {
 		case pipeline.ArgsRedactSecrets, pipeline.ArgsValues, pipeline.ArgsHashes:
@@ -123,6 +151,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		if err := t.Check(); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkSignIn(&cfg); err != nil {
+		return nil, err
+	}
+	if err := checkNotify(&cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Policy != "" && cfg.PolicyDir != "" {
 		return nil, errors.New("give --policy FILE or --policy-dir DIR, not both")
@@ -144,7 +178,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	if err != nil {
 		return nil, fmt.Errorf("deployment id: %w", err)
 	}
-	if err := bootstrapAdmin(ctx, store, cfg.Data, out); err != nil {
+	if err := bootstrapAdmin(ctx, store, cfg.Data, out, cfg.LogFormat == "json"); err != nil {
 		return nil, err
 	}
 	origin := cfg.AuditOrigin
@@ -181,13 +215,26 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		return nil, err
 	}
 
+	var cert *certificate
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		if cert, err = newCertificate(cfg.TLSCert, cfg.TLSKey, func(err error) {
+			log.Error("a changed TLS certificate could not be loaded; the last good one stays in use", "err", err)
+		}); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	scheme := "http://"
+	if cert != nil {
+		ln, scheme = tls.NewListener(ln, cert.config()), "https://"
+	}
+	url := scheme + ln.Addr().String()
 	base := cfg.BaseURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		base = url
 	}
 
 	secret, err := consoleSecret(cfg, skey)
@@ -195,7 +242,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		ln.Close()
 		return nil, err
 	}
-	web := &console.Console{Keys: store, Log: log, Secure: strings.HasPrefix(base, "https://"),
+	web := &console.Console{Keys: store, SignOuts: store, Log: log, Secure: strings.HasPrefix(base, "https://"),
 		Sealer: &console.Sealer{Secret: secret, MaxAge: cfg.ConsoleSession, Idle: cfg.ConsoleIdle}}
 
 	reg := prometheus.NewRegistry()
@@ -204,6 +251,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	latency := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rein_check_duration_seconds",
 		Help: "Time to decide and durably record a check.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
 	reg.MustRegister(decisions, latency)
+	m := newMetrics(reg, store)
+	tr, err := newTracing(ctx, cfg.OTLPEndpoint)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("OpenTelemetry traces: %w", err)
+	}
 	if pg != nil {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rein_audit_integrator",
 			Help: "1 while this replica integrates the shared audit log (assigns indexes, signs checkpoints), else 0."},
@@ -220,7 +273,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		Observe: func(rec *rein.CheckRecord, took time.Duration) {
 			decisions.WithLabelValues(string(rec.Decision)).Inc()
 			latency.Observe(took.Seconds())
+			if tr != nil {
+				tr.check(rec, took)
+			}
+		},
+		Resolved: func(a *rein.Approval) {
+			m.approvalResolved(a)
+			if tr != nil {
+				tr.approval(a)
+			}
 		}}
+	pols.Refused = m.policyRefused.Inc
 	var rel *relay
 	if pg != nil {
 		rel = newRelay(pg, log)
@@ -233,8 +296,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	if err := pipe.LoadLocks(ctx); err != nil {
 		return nil, err
 	}
-	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
-		Console: web.Handler(), Sessions: web,
+	nt := newNotifications(cfg, store, pipe, base, secret, web, log)
+	api := &reinhttp.Server{Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
+		Console: withSignIn(web.Handler(), cfg, store, web, base, secret, log), Sessions: web, Passkeys: newPasskeys(store, base, secret),
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %v", err)
@@ -242,9 +306,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 			if active.Tier("") == nil && len(active.Tenants()) == 0 {
 				return errors.New("no policy loaded: every check is denied")
 			}
+			return nil
+		},
+		// A refused policy file does not make rein unready: the last good
+		// version keeps deciding. It is reported here and in metrics.
+		ReadyDetail: func() map[string]any {
 			if b := pols.Broken(); b != "" {
-				return fmt.Errorf("policy file refused, last good version active: %s", b)
+				m.policyBroken.Set(1)
+				return map[string]any{"policy_refused": b, "policy": "the last good version is active"}
 			}
+			m.policyBroken.Set(0)
 			return nil
 		}}
 	if err := store.Append(ctx, &rein.Entry{TS: time.Now().UTC(), Tenant: rein.AllTenants, Kind: rein.KindServerStarted,
@@ -254,7 +325,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{Addr: ln.Addr().String(), Store: store, Policies: pols, sealer: sealer, shared: pg != nil, log: log, ln: ln, stop: stop, done: make(chan struct{}),
+	s := &Server{tracing: tr, Addr: ln.Addr().String(), URL: url, Store: store, Policies: pols, sealer: sealer, shared: pg != nil, log: log, ln: ln, stop: stop, done: make(chan struct{}),
 		http: &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	if src.File != "" || src.Dir != "" {
@@ -286,8 +357,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		go seal(runCtx, sealer, log)
 	}
 	if len(cfg.Webhooks) > 0 {
-		(&webhook.Sender{Targets: cfg.Webhooks, Bus: bus, Log: store, Logger: log, BaseURL: base}).Run(runCtx)
+		(&webhook.Sender{Targets: cfg.Webhooks, Bus: bus, Log: m.deliveries(store), Logger: log, BaseURL: base, Route: nt.webhookRoute}).Run(runCtx)
 	}
+	nt.run(runCtx, bus)
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -322,7 +394,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop()
 	err := s.http.Shutdown(ctx)
 	<-s.done
-	if s.shared { // the store's integrator, if it runs here, places and seals what is left as it stops
+	s.tracing.shutdown(ctx) // the last spans are sent
+	if s.shared {           // the store's integrator, if it runs here, places and seals what is left as it stops
 		return errors.Join(err, s.Store.Close())
 	}
 	if _, serr := s.sealer.Seal(context.Background()); serr != nil { // the last checkpoint covers every entry
@@ -335,7 +408,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // bootstrapAdmin creates the first admin key (tenant "*") when there is none:
 // REIN_ADMIN_KEY if set, else a generated one written to <data>/admin.key
 // (mode 0600) and printed once.
-func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.Writer) error {
+func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.Writer, asJSON bool) error {
 	keys, err := store.Keys(ctx, rein.AllTenants)
 	if err != nil {
 		return fmt.Errorf("read keys: %w", err)
@@ -370,9 +443,19 @@ func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.W
 		}
 		return fmt.Errorf("create admin key: %w", err)
 	}
-	if generated {
+	switch {
+	case asJSON:
+		// One JSON object on stdout (never in the logs, which may be shipped
+		// elsewhere): the generated secret, or where it came from.
+		line := map[string]any{"msg": "admin key", "tenant": rein.AllTenants, "name": k.Name, "from": "REIN_ADMIN_KEY"}
+		if generated {
+			line["from"], line["key"], line["saved_to"] = "generated", secret, filepath.Join(data, "admin.key")
+		}
+		b, _ := json.Marshal(line)
+		fmt.Fprintf(out, "%s\n", b)
+	case generated:
 		fmt.Fprintf(out, "Admin key (tenant *; shown once, also saved to %s):\n\n    %s\n\n", filepath.Join(data, "admin.key"), secret)
-	} else {
+	default:
 		fmt.Fprintln(out, "Admin key taken from REIN_ADMIN_KEY (tenant *).")
 	}
 	return nil
@@ -392,6 +475,7 @@ type sharedStore interface {
 type metaStore interface {
 	rein.Store
 	Meta(ctx context.Context, key string, init func() string) (string, error)
+	console.SignOuts
 }
 
 // openStore opens the store --db names: SQLite (the default, in the data

@@ -72,7 +72,7 @@ func rawBatched(b *testing.B, per int) {
 	start := time.Now()
 	for i := 0; i < b.N; {
 		err := db.tx(ctx, func(tx *wtx) error {
-			stmt, err := tx.Tx.PrepareContext(ctx, "INSERT INTO audit_entries (idx, tenant, kind, body) VALUES (?, ?, ?, ?)")
+			stmt, err := tx.conn.PrepareContext(ctx, "INSERT INTO audit_entries (idx, tenant, kind, body) VALUES (?, ?, ?, ?)")
 			if err != nil {
 				return err
 			}

@@ -6,13 +6,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein"
 )
 
-// SessionState returns a session and the count of earlier checks of an action in it.
+// SessionState returns a session and the count of earlier checks of an action
+// in it: from memory when this process has seen the session's checks and the
+// action is not among them (memo.go), otherwise from the database.
 func (db *DB) SessionState(ctx context.Context, tenant, id, actionHash string) (*rein.Session, int64, error) {
+	if s, ok, repeats, known := db.memo.session(tenant, id, actionHash); ok {
+		if !known {
+			if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM checks WHERE tenant = ? AND session = ? AND action_hash = ?`,
+				tenant, id, actionHash).Scan(&repeats); err != nil {
+				return nil, 0, err
+			}
+		}
+		return &s, repeats, nil
+	}
 	var body sql.NullString
 	var repeats int64
 	err := db.read.QueryRowContext(ctx, `SELECT (SELECT record FROM sessions WHERE tenant = ? AND id = ?),
@@ -29,28 +41,66 @@ func (db *DB) SessionState(ctx context.Context, tenant, id, actionHash string) (
 }
 
 // touchSession adds a recorded check to its session's counters.
-func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
+func (db *DB) touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
 	if rec.Check.Session == "" {
 		return nil
 	}
-	s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+	s, err := db.writerSession(ctx, tx, rec.Tenant, rec.Check.Session)
 	if err != nil {
 		return err
 	}
-	if s == nil {
+	isNew := s == nil
+	if isNew {
 		s = &rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt}
 	}
-	s.Checks++
-	s.LastAt = rec.CreatedAt
-	switch {
-	case rec.Decision.Allows():
-		s.Calls++
-		s.Cost += rec.Check.Cost
-		s.Tainted = s.Tainted || rec.Taints
-	case rec.Decision == rein.Deny:
-		s.Denials++
+	s.Record(rec)
+	if err := saveSession(ctx, tx, s); err != nil {
+		return err
 	}
-	return saveSession(ctx, tx, s)
+	hash := rec.ActionHash
+	tx.committed(func() { db.memo.recorded(s, hash, isNew) })
+	return nil
+}
+
+// EndSession marks a session ended, with its audit entry.
+func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *rein.Entry) (*rein.Session, error) {
+	var out *rein.Session
+	err := db.tx(ctx, func(tx *wtx) error {
+		s, err := db.writerSession(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			return rein.ErrNotFound
+		}
+		if err := s.End(by, at); err != nil {
+			return err
+		}
+		if err := saveSession(ctx, tx, s); err != nil {
+			return err
+		}
+		tx.committed(func() { db.memo.changed(s) })
+		out = s
+		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
+		return err
+	})
+	return out, err
+}
+
+// writerSession is loadSession for recording a check: a session this
+// transaction wrote already, or one remembered as committed (the memo holds
+// exactly what the database does: the writer checked for other processes'
+// commits at the start of this transaction, and holds the write lock), or
+// else the stored row.
+func (db *DB) writerSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {
+	if s, ok := tx.sessions[sessionID{tenant, id}]; ok {
+		c := *s
+		return &c, nil
+	}
+	if s, ok, _, _ := db.memo.session(tenant, id, ""); ok {
+		return &s, nil
+	}
+	return loadSession(ctx, tx, tenant, id)
 }
 
 func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {
@@ -66,14 +116,23 @@ func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session
 	return s, json.Unmarshal([]byte(body), s)
 }
 
+// saveSession writes a session; later jobs of the same transaction read it
+// from tx.sessions.
 func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
 	body, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (tenant, id, record) VALUES (?, ?, ?)
-		ON CONFLICT (tenant, id) DO UPDATE SET record = excluded.record`, s.Tenant, s.ID, string(body))
-	return err
+	if _, err = tx.ExecContext(ctx, `INSERT INTO sessions (tenant, id, record) VALUES (?, ?, ?)
+		ON CONFLICT (tenant, id) DO UPDATE SET record = excluded.record`, s.Tenant, s.ID, string(body)); err != nil {
+		return err
+	}
+	if tx.sessions == nil {
+		tx.sessions = map[sessionID]*rein.Session{}
+	}
+	c := *s
+	tx.sessions[sessionID{s.Tenant, s.ID}] = &c
+	return nil
 }
 
 // SessionChecks lists a session's checks, newest first.
@@ -127,7 +186,7 @@ func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein
 			return rein.Errorf(rein.ECodeConflict, "check %s already has a result", rec.ID)
 		}
 		if res.Cost != nil && rec.Decision.Allows() && rec.Check.Session != "" {
-			s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+			s, err := db.writerSession(ctx, tx, rec.Tenant, rec.Check.Session)
 			if err != nil {
 				return err
 			}
@@ -136,6 +195,7 @@ func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein
 				if err := saveSession(ctx, tx, s); err != nil {
 					return err
 				}
+				tx.committed(func() { db.memo.changed(s) })
 			}
 		}
 		_, err = appendEntries(ctx, tx, []*rein.Entry{e})

@@ -36,6 +36,8 @@ type DB struct {
 	written atomic.Int64  // jobs in them
 	stop    chan struct{} // closed by Close: the writer finishes and exits
 	stopped chan struct{} // closed when the writer has exited
+
+	memo *memo // keys and sessions as committed (memo.go)
 }
 
 var _ rein.Store = (*DB)(nil)
@@ -48,7 +50,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// (about 40 MB) rather than SQLite's default 1,000: index pages that
 	// many commits touch are copied once per checkpoint, not ten times.
 	// Measured with rein bench: about a tenth less CPU per check.
-	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=wal_autocheckpoint(10000)")
+	w, err := sql.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(10000)")
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -60,7 +62,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8) // kept open: a new connection reads the schema and re-prepares statements
-	db := &DB{write: w, read: newReadPool(r), jobs: make(chan *job, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{})}
+	db := &DB{write: w, read: newReadPool(r), jobs: make(chan *job, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{}), memo: newMemo()}
 	go db.writer()
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
@@ -77,7 +79,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
 	var have int
 	// Through the writer: it holds the only write connection.
-	if err := db.tx(ctx, func(tx *wtx) error { return tx.Tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have) }); err != nil {
+	if err := db.tx(ctx, func(tx *wtx) error { return tx.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have) }); err != nil {
 		return err
 	}
 	for _, f := range files {
@@ -93,10 +95,10 @@ func (db *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		err = db.tx(ctx, func(tx *wtx) error {
-			if _, err := tx.Tx.ExecContext(ctx, string(body)); err != nil { // several statements: not cached
+			if _, err := tx.conn.ExecContext(ctx, string(body)); err != nil { // several statements: not cached
 				return fmt.Errorf("migration %s: %w", f.Name(), err)
 			}
-			_, err := tx.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n))
+			_, err := tx.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n))
 			return err
 		})
 		if err != nil {
@@ -157,15 +159,22 @@ func (db *DB) tx(ctx context.Context, fn func(*wtx) error) error {
 
 func (db *DB) writer() {
 	defer close(db.stopped)
-	w := &writeConn{}
+	w := &writeConn{memo: db.memo, stmts: map[string]*sql.Stmt{}, next: -1}
 	var err error
 	if w.conn, err = db.write.Conn(context.Background()); err != nil {
 		w.err = fmt.Errorf("open the write connection: %w", err)
 	}
 	defer w.close()
+	poll := time.NewTicker(externalPoll)
+	defer poll.Stop()
 	for {
 		var first *job
 		select {
+		case <-poll.C: // idle: has another process written?
+			if w.conn != nil {
+				w.external(context.Background())
+			}
+			continue
 		case first = <-db.jobs:
 		case <-db.stop:
 			for { // answer what is still queued, then exit
@@ -201,28 +210,79 @@ func (db *DB) BatchStats() (batches, jobs int64) { return db.batches.Load(), db.
 type writeConn struct {
 	conn *sql.Conn
 	err  error // the connection could not be opened
+
+	memo    *memo
+	version int64 // PRAGMA data_version last seen; 0 before the first read
+
+	// Kept from one transaction to the next while no other process writes:
+	stmts map[string]*sql.Stmt // statements prepared on conn, each once
+	next  int64                // the index the next audit entry gets; -1: read it
+}
+
+// externalPoll is how often an idle writer asks whether another process has
+// written the database (PRAGMA data_version); a busy writer asks at the start
+// of every transaction. It bounds how long a key revoked by another process
+// keeps authenticating here (docs/scale.md).
+const externalPoll = 100 * time.Millisecond
+
+// external reads PRAGMA data_version, which changes when another connection
+// (another process: this one writes only through this connection) has
+// committed, and forgets what is remembered when it did. It runs on the
+// idle connection, and at the start of every transaction (which holds the
+// write lock from then on).
+func (w *writeConn) external(ctx context.Context) {
+	var v int64
+	if err := w.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		w.forget() // cannot tell: assume it changed
+		w.version = 0
+		return
+	}
+	if v != w.version {
+		w.forget()
+		w.version = v
+	}
+}
+
+// forget drops what the writer knows of the database beyond its own
+// writes: the memo and the audit log's next index.
+func (w *writeConn) forget() {
+	if w.memo != nil {
+		w.memo.forgetAll()
+	}
+	w.next = -1
 }
 
 func (w *writeConn) close() {
+	for _, st := range w.stmts {
+		st.Close()
+	}
 	if w.conn != nil {
 		w.conn.Close()
 	}
 }
 
-// wtx is a write transaction (one batch) that prepares each statement once
-// and reuses it for every job of the batch: SQL parsing would otherwise be
-// a fifth of the cost of a write.
+// wtx is a write transaction (one batch) on the writer's connection. Each
+// statement is prepared once for the connection's life and reused by every
+// job of every batch: SQL parsing would otherwise be a fifth of the cost of
+// a write, and preparing once per transaction a twentieth.
 type wtx struct {
-	*sql.Tx
+	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
-	next  int64 // the index the next audit entry gets; -1 until read
+	next  int64    // the index the next audit entry gets; -1 until read
+	after []func() // run in order once the transaction has committed
+	// sessions written in this transaction, as written (sessions.go)
+	sessions map[sessionID]*rein.Session
 }
+
+// committed runs fn after the transaction commits, before its callers are
+// answered (memo updates); a rolled-back transaction never runs it.
+func (t *wtx) committed(fn func()) { t.after = append(t.after, fn) }
 
 func (t *wtx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	st, ok := t.stmts[query]
 	if !ok {
 		var err error
-		if st, err = t.Tx.PrepareContext(ctx, query); err != nil {
+		if st, err = t.conn.PrepareContext(ctx, query); err != nil {
 			return nil, err
 		}
 		t.stmts[query] = st
@@ -252,7 +312,7 @@ func (t *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
-		return t.Tx.QueryRowContext(ctx, query, args...) // reports the same error when scanned
+		return t.conn.QueryRowContext(ctx, query, args...) // reports the same error when scanned
 	}
 	return st.QueryRowContext(ctx, args...)
 }
@@ -298,23 +358,32 @@ func (w *writeConn) attempt(batch []*job) (int, error) {
 		return -1, nil
 	}
 	ctx := context.Background()
-	raw, err := w.conn.BeginTx(ctx, nil)
-	if err != nil {
+	// BEGIN IMMEDIATE takes the write lock at once (no other process can
+	// commit until this transaction ends); the statements prepared on the
+	// connection run inside it.
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return answerAll(fmt.Errorf("begin: %w", err))
 	}
-	tx := &wtx{Tx: raw, stmts: map[string]*sql.Stmt{}, next: -1}
+	w.external(ctx)
+	tx := &wtx{conn: w.conn, stmts: w.stmts, next: w.next}
 	for i, j := range batch {
 		err := j.ctx.Err() // the caller left before its turn: skip it
 		if err == nil {
 			err = j.fn(tx)
 		}
 		if err != nil {
-			raw.Rollback()
+			w.conn.ExecContext(ctx, "ROLLBACK")
 			return i, err
 		}
 	}
-	if err := raw.Commit(); err != nil {
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.conn.ExecContext(ctx, "ROLLBACK") // if the transaction is still open
+		w.forget()                          // the commit's outcome is unknown
 		return answerAll(fmt.Errorf("commit: %w", err))
+	}
+	w.next = tx.next
+	for _, fn := range tx.after {
+		fn()
 	}
 	return answerAll(nil)
 }
@@ -426,6 +495,7 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 			k.ID, k.Name, k.Tenant, string(roles), string(groups), k.SecretHash, ts(k.CreatedAt)); err != nil {
 			return fmt.Errorf("insert key: %w", err)
 		}
+		tx.committed(db.memo.forgetKeys)
 		if e != nil {
 			_, err := appendEntries(ctx, tx, []*rein.Entry{e})
 			return err
@@ -460,9 +530,21 @@ func scanKey(row interface{ Scan(...any) error }) (*rein.Key, error) {
 	return &k, nil
 }
 
-// KeyBySecretHash returns the active key with that secret hash.
+// KeyBySecretHash returns the active key with that secret hash, from memory
+// when it was read before and no key has changed since (memo.go).
 func (db *DB) KeyBySecretHash(ctx context.Context, hash string) (*rein.Key, error) {
-	return scanKey(db.read.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM keys WHERE secret_hash = ? AND revoked_at IS NULL", hash))
+	k, gen := db.memo.key(hash)
+	if k != nil {
+		c := *k
+		return &c, nil
+	}
+	k, err := scanKey(db.read.QueryRowContext(ctx, "SELECT "+keyColumns+" FROM keys WHERE secret_hash = ? AND revoked_at IS NULL", hash))
+	if err != nil {
+		return nil, err
+	}
+	c := *k
+	db.memo.putKey(&c, gen)
+	return k, nil
 }
 
 // KeyByID returns a key, revoked or not.
@@ -524,6 +606,7 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 		if n, _ := res.RowsAffected(); n == 0 {
 			return rein.ErrNotFound
 		}
+		tx.committed(db.memo.forgetKeys)
 		if e != nil {
 			_, err = appendEntries(ctx, tx, []*rein.Entry{e})
 		}
@@ -540,6 +623,12 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 	encs, err := rein.EncodeEntries(entries)
 	if err != nil {
 		return nil, err
+	}
+	var reviewBody []byte
+	if rec.Review != nil {
+		if reviewBody, err = json.Marshal(rec.Review); err != nil {
+			return nil, err
+		}
 	}
 	err = db.tx(ctx, func(tx *wtx) error {
 		if rec.Check.RequestID != "" {
@@ -602,7 +691,12 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 				return err
 			}
 		}
-		return touchSession(ctx, tx, rec)
+		if r := rec.Review; r != nil {
+			if err := insertReview(ctx, tx, r.ID, r.Tenant, r.Status, r.Agent, r.Session, r.CreatedAt, reviewBody); err != nil {
+				return err
+			}
+		}
+		return db.touchSession(ctx, tx, rec)
 	})
 	if err != nil {
 		return nil, err

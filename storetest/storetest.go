@@ -33,6 +33,7 @@ func Run(t *testing.T, open Open) {
 		{"EntriesCarryTheirIndex", entriesCarryIndex},
 		{"Keys", keys},
 		{"LastAdminKeyIsKept", lastAdminKey},
+		{"RevokedKeyStopsAtOnceUnderReads", revokedKeyUnderReads},
 		{"RecordCheckIdempotency", recordCheckIdempotency},
 		{"ConcurrentRequestIDOneWins", concurrentRequestID},
 		{"FailedWritesLeaveNothing", failedWritesLeaveNothing},
@@ -43,11 +44,15 @@ func Run(t *testing.T, open Open) {
 		{"Questions", questions},
 		{"Locks", locks},
 		{"SessionsAndResults", sessionsAndResults},
+		{"SessionEndAmongConcurrentChecks", sessionEndAmongChecks},
 		{"ChecksList", checksList},
 		{"Deliveries", deliveries},
 		{"Policies", policies},
 		{"TreeAndCheckpoints", treeAndCheckpoints},
 		{"AuditKeys", auditKeys},
+		{"Reviews", reviews},
+		{"Passkeys", passkeys},
+		{"Proposals", proposals},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,6 +204,48 @@ func keys(t *testing.T, s rein.Store) {
 	}
 	if got := subjects(t, s, rein.KindKeyRevoked); got[k.ID] != 1 {
 		t.Errorf("key.revoked entries %v", got)
+	}
+}
+
+// revokedKeyUnderReads: a key read again and again (a store may remember
+// it) stops authenticating as soon as its revocation returns, also when
+// reads raced the revocation.
+func revokedKeyUnderReads(t *testing.T, s rein.Store) {
+	for round := range 5 {
+		k := newKey("acme", fmt.Sprint("reader-", round), rein.RoleAgent)
+		if err := s.CreateKey(ctx, k, nil); err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						s.KeyBySecretHash(ctx, k.SecretHash)
+					}
+				}
+			}()
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := s.RevokeKey(ctx, k.ID, time.Now(), nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 200 {
+			if _, err := s.KeyBySecretHash(ctx, k.SecretHash); !errors.Is(err, rein.ErrNotFound) {
+				t.Fatalf("round %d, read %d after the revocation returned: %v, want not found", round, i, err)
+			}
+		}
+		close(stop)
+		wg.Wait()
+		if _, err := s.KeyBySecretHash(ctx, k.SecretHash); !errors.Is(err, rein.ErrNotFound) {
+			t.Fatalf("round %d, after the racing reads ended: %v, want not found", round, err)
+		}
 	}
 }
 
@@ -726,6 +773,24 @@ func sessionsAndResults(t *testing.T, s rein.Store) {
 	if n := subjects(t, s, rein.KindCheckResult)[a.ID]; n != 1 {
 		t.Errorf("result entries: %d", n)
 	}
+	// Ending a session: once, audited; unknown sessions are not found.
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	ended, err := s.EndSession(ctx, "acme", "run-1", "builder", at, entry(rein.KindSessionEnded, "run-1"))
+	if err != nil || ended.EndedAt == nil || !ended.EndedAt.Equal(at) || ended.EndedBy != "builder" || ended.Checks != 4 {
+		t.Fatalf("end session: %+v %v", ended, err)
+	}
+	if sess, _, _ := s.SessionState(ctx, "acme", "run-1", ""); sess.EndedAt == nil {
+		t.Errorf("the end is not stored: %+v", sess)
+	}
+	if _, err := s.EndSession(ctx, "acme", "run-1", "builder", at, entry(rein.KindSessionEnded, "run-1")); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Errorf("ending twice: %v, want a conflict", err)
+	}
+	if _, err := s.EndSession(ctx, "globex", "run-1", "builder", at, entry(rein.KindSessionEnded, "run-1")); !errors.Is(err, rein.ErrNotFound) {
+		t.Errorf("another tenant's session: %v, want not found", err)
+	}
+	if n := subjects(t, s, rein.KindSessionEnded)["run-1"]; n != 1 {
+		t.Errorf("session.ended entries: %d, want 1", n)
+	}
 	// Concurrent checks of one session all count.
 	var wg sync.WaitGroup
 	for i := range 10 {
@@ -741,6 +806,50 @@ func sessionsAndResults(t *testing.T, s rein.Store) {
 	wg.Wait()
 	if sess, n, _ := s.SessionState(ctx, "acme", "run-2", "sha256:c"); sess == nil || sess.Checks != 10 || sess.Calls != 10 || n != 10 {
 		t.Errorf("10 concurrent checks: %+v %d", sess, n)
+	}
+}
+
+// sessionEndAmongChecks: a session ended while checks of it are recorded
+// concurrently (in the same write transactions, where a store batches) stays
+// ended, and counts every check recorded.
+func sessionEndAmongChecks(t *testing.T, s rein.Store) {
+	for round := range 3 {
+		sess := fmt.Sprint("run-end-", round)
+		first := check(fmt.Sprint("chk_e", round), "acme", "key_1", "", sess, "sha256:e", rein.Allow)
+		if _, err := s.RecordCheck(ctx, first, nil, nil, checkEntry(first)); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var recorded atomic.Int64
+		recorded.Add(1)
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rec := check(fmt.Sprint("chk_e", round, "_", i), "acme", "key_1", "", sess, fmt.Sprint("sha256:e", i), rein.Deny)
+				if _, err := s.RecordCheck(ctx, rec, nil, nil, checkEntry(rec)); err == nil {
+					recorded.Add(1)
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.EndSession(ctx, "acme", sess, "builder", time.Now(), entry(rein.KindSessionEnded, sess)); err != nil {
+				t.Error(err)
+			}
+		}()
+		wg.Wait()
+		got, _, err := s.SessionState(ctx, "acme", sess, "sha256:e")
+		if err != nil || got == nil {
+			t.Fatalf("session: %+v %v", got, err)
+		}
+		if got.EndedAt == nil {
+			t.Errorf("round %d: the end of the session was lost among concurrent checks: %+v", round, got)
+		}
+		if got.Checks != recorded.Load() {
+			t.Errorf("round %d: the session counts %d checks, %d were recorded", round, got.Checks, recorded.Load())
+		}
 	}
 }
 
@@ -884,5 +993,118 @@ func auditKeys(t *testing.T, s rein.Store) {
 	if err != nil || len(list) != 2 || list[0].Verifier != "k1" || !list[0].From.Equal(t0) || list[0].To == nil ||
 		!list[0].To.Equal(t0.Add(2*time.Hour)) || list[1].To != nil {
 		t.Errorf("keys: %+v %v", list, err)
+	}
+}
+
+func reviews(t *testing.T, s rein.Store) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	mk := func(id, tenant, agent string) *rein.Review {
+		return &rein.Review{ID: id, Tenant: tenant, Status: rein.ReviewOpen, Kind: "check", CheckID: "chk_" + id, Agent: agent,
+			Risk: []string{}, Why: []string{"test"}, Reviewers: []string{"role:approver"}, CreatedAt: now}
+	}
+	for _, r := range []*rein.Review{mk("rev_1", "acme", "builder"), mk("rev_2", "acme", "other"), mk("rev_3", "globex", "builder")} {
+		if err := s.CreateReview(ctx, r, []*rein.Entry{entry(rein.KindReviewCreated, r.ID)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.Review(ctx, "rev_1"); err != nil || got.CheckID != "chk_rev_1" || got.Status != rein.ReviewOpen {
+		t.Fatalf("review: %+v %v", got, err)
+	}
+	if _, err := s.Review(ctx, "rev_none"); !errors.Is(err, rein.ErrNotFound) {
+		t.Errorf("unknown review: %v", err)
+	}
+	if list, _ := s.Reviews(ctx, "acme", rein.ReviewFilter{}); len(list) != 2 || list[0].ID != "rev_2" {
+		t.Errorf("acme's reviews, newest first: %v", list)
+	}
+	if list, _ := s.Reviews(ctx, rein.AllTenants, rein.ReviewFilter{Agent: "builder"}); len(list) != 2 {
+		t.Errorf("every tenant's reviews of builder: %v", list)
+	}
+	decided, err := s.ChangeReview(ctx, "rev_1", func(r *rein.Review) ([]*rein.Entry, error) {
+		return []*rein.Entry{entry(rein.KindReviewDecided, r.ID)}, r.Decide(rein.ReviewOK, "fine", "alice", now)
+	})
+	if err != nil || decided.Status != rein.ReviewOK || decided.DecidedBy != "alice" {
+		t.Fatalf("decide: %+v %v", decided, err)
+	}
+	if _, err := s.ChangeReview(ctx, "rev_1", func(r *rein.Review) ([]*rein.Entry, error) {
+		return []*rein.Entry{entry(rein.KindReviewDecided, r.ID)}, r.Decide(rein.ReviewConcern, "", "bob", now)
+	}); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Errorf("a second verdict: %v", err)
+	}
+	if list, _ := s.Reviews(ctx, "acme", rein.ReviewFilter{Status: rein.ReviewOpen}); len(list) != 1 || list[0].ID != "rev_2" {
+		t.Errorf("open reviews after a verdict: %v", list)
+	}
+	if n := subjects(t, s, rein.KindReviewDecided)["rev_1"]; n != 1 {
+		t.Errorf("review.decided entries: %d", n)
+	}
+	// A review queued with the check it reviews is stored in the check's
+	// transaction, with the check's entries; a retried request_id stores
+	// neither again.
+	rec := check("chk_rev_4", "acme", "key_rev", "rq-rev", "", "sha256:rev", rein.Allow)
+	rec.Review = mk("rev_4", "acme", "builder")
+	rec.Review.CheckID = rec.ID
+	entries := append(checkEntry(rec), entry(rein.KindReviewCreated, "rev_4"))
+	if _, err := s.RecordCheck(ctx, rec, nil, nil, entries); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Review(ctx, "rev_4"); err != nil || got.CheckID != "chk_rev_4" || got.Status != rein.ReviewOpen {
+		t.Fatalf("a review recorded with its check: %+v %v", got, err)
+	}
+	again := check("chk_rev_5", "acme", "key_rev", "rq-rev", "", "sha256:rev", rein.Allow)
+	again.Review = mk("rev_5", "acme", "builder")
+	if _, err := s.RecordCheck(ctx, again, nil, nil, checkEntry(again)); !errors.Is(err, rein.ErrDuplicateRequest) {
+		t.Fatalf("a retried request_id: %v", err)
+	}
+	if _, err := s.Review(ctx, "rev_5"); !errors.Is(err, rein.ErrNotFound) {
+		t.Errorf("the review of a retried request_id was stored: %v", err)
+	}
+	if n := subjects(t, s, rein.KindReviewCreated)["rev_4"]; n != 1 {
+		t.Errorf("review.created entries of a review recorded with its check: %d", n)
+	}
+}
+
+func proposals(t *testing.T, s rein.Store) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	mk := func(id, tenant, agent string) *rein.Proposal {
+		return &rein.Proposal{ID: id, Tenant: tenant, Status: rein.ProposalOpen, Tier: "tenant", Approval: "apr_" + id, Agent: agent,
+			Tool: "shell.exec", Args: json.RawMessage(`{"command":"npm test"}`), Narrowed: []string{"shell"}, Rule: "always-" + id,
+			BaseVersion: "sha256:base", Candidate: "version: 1\n", ProposedBy: "alice", CreatedAt: now}
+	}
+	for _, p := range []*rein.Proposal{mk("prp_1", "acme", "builder"), mk("prp_2", "acme", "other"), mk("prp_3", "globex", "builder")} {
+		if err := s.CreateProposal(ctx, p, []*rein.Entry{entry(rein.KindProposalCreated, p.ID)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.Proposal(ctx, "prp_1"); err != nil || got.Rule != "always-prp_1" || string(got.Args) != `{"command":"npm test"}` || !got.CreatedAt.Equal(now) {
+		t.Fatalf("proposal: %+v %v", got, err)
+	}
+	if _, err := s.Proposal(ctx, "prp_none"); !errors.Is(err, rein.ErrNotFound) {
+		t.Errorf("unknown proposal: %v", err)
+	}
+	if list, _ := s.Proposals(ctx, "acme", rein.ListFilter{}); len(list) != 2 || list[0].ID != "prp_2" {
+		t.Errorf("acme's proposals, newest first: %v", list)
+	}
+	if list, _ := s.Proposals(ctx, rein.AllTenants, rein.ListFilter{Agent: "builder"}); len(list) != 2 {
+		t.Errorf("every tenant's proposals for builder: %v", list)
+	}
+	accepted, err := s.ChangeProposal(ctx, "prp_1", func(p *rein.Proposal) ([]*rein.Entry, error) {
+		if p.Status != rein.ProposalOpen {
+			return nil, rein.Errorf(rein.ECodeConflict, "decided")
+		}
+		p.Status, p.DecidedBy, p.DecidedAt, p.Version = rein.ProposalAccepted, "ops", &now, "sha256:next"
+		return []*rein.Entry{entry(rein.KindProposalDecided, p.ID)}, nil
+	})
+	if err != nil || accepted.Status != rein.ProposalAccepted || accepted.Version != "sha256:next" {
+		t.Fatalf("accept: %+v %v", accepted, err)
+	}
+	if list, _ := s.Proposals(ctx, "acme", rein.ListFilter{Status: rein.ProposalOpen}); len(list) != 1 || list[0].ID != "prp_2" {
+		t.Errorf("open proposals after a decision: %v", list)
+	}
+	if _, err := s.ChangeProposal(ctx, "prp_1", func(p *rein.Proposal) ([]*rein.Entry, error) {
+		return nil, rein.Errorf(rein.ECodeConflict, "proposal %s was already %s", p.ID, p.Status)
+	}); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Errorf("a second decision: %v", err)
+	}
+	if n := subjects(t, s, rein.KindProposalDecided)["prp_1"]; n != 1 {
+		t.Errorf("proposal.decided entries: %d", n)
 	}
 }

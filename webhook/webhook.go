@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,16 +26,20 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/events"
+	"github.com/reinhq/rein/notify"
+	reinslack "github.com/reinhq/rein/slack"
 )
 
 // Target is one configured receiver.
 type Target struct {
 	Name   string   `yaml:"name"`
 	URL    string   `yaml:"url"`
-	Secret string   `yaml:"secret"`  // whsec_<base64>; required for the standard format
-	Events []string `yaml:"events"`  // default: every type but decision
-	Tenant []string `yaml:"tenants"` // default: every tenant
-	Format string   `yaml:"format"`  // standard (default) or slack
+	Secret string   `yaml:"secret"` // whsec_<base64>; required for the standard format
+	Events []string `yaml:"events"` // default: every type but decision
+	// Tenant limits the target to these tenants' events (events.Event.For):
+	// their own records and deployment-wide changes. Default: every tenant.
+	Tenant []string `yaml:"tenants"`
+	Format string   `yaml:"format"` // standard (default) or slack
 	// MaxAttempts, Backoff (first wait, doubled each retry) and Timeout
 	// (per attempt); defaults 6, 1s, 10s.
 	MaxAttempts int           `yaml:"max_attempts"`
@@ -95,7 +100,7 @@ func (t *Target) wants(e *events.Event) bool {
 	} else if !slices.Contains(t.Events, e.Type) {
 		return false
 	}
-	return len(t.Tenant) == 0 || slices.Contains(t.Tenant, e.Tenant) || e.Tenant == rein.AllTenants
+	return len(t.Tenant) == 0 || slices.ContainsFunc(t.Tenant, e.For)
 }
 
 // Sign returns the webhook-signature value for a message.
@@ -122,6 +127,9 @@ type Sender struct {
 	Logger  *slog.Logger
 	BaseURL string // links in Slack messages
 	Client  *http.Client
+	// Route, when set, may keep an event from a target (approval routing:
+	// an approval goes to the webhooks its routes name).
+	Route func(target string, e *events.Event) bool
 }
 
 // Run delivers until ctx ends. Events published before Run are not sent.
@@ -139,7 +147,9 @@ func (s *Sender) worker(ctx context.Context, t *Target, last int64) {
 	ch := s.Bus.Subscribe()
 	defer s.Bus.Unsubscribe(ch)
 	for {
-		list, _ := s.Bus.Since(last, t.wants)
+		list, _ := s.Bus.Since(last, func(e *events.Event) bool {
+			return t.wants(e) && (s.Route == nil || s.Route(t.Name, e))
+		})
 		if len(list) > 0 && list[0].ID > last+1 && last > 0 {
 			s.Logger.Warn("webhook receiver fell more than the event ring behind; events were skipped", "target", t.Name, "from", last+1, "to", list[0].ID-1)
 		}
@@ -236,35 +246,76 @@ func (s *Sender) body(t *Target, e *events.Event) ([]byte, error) {
 		"data": e.Data, "event_id": e.ID})
 }
 
+// riskTags are the risk tags of an approval or review event as message
+// text, " [tag, tag]", or a note that none were derived: a message without
+// tags must not read as harmless by leaving them out.
+func riskTags(d map[string]any) string {
+	list, _ := d["risk"].([]any)
+	var tags []string
+	for _, t := range list {
+		if s, ok := t.(string); ok {
+			tags = append(tags, s)
+		}
+	}
+	if len(tags) == 0 {
+		return " [risk: none derived from the arguments]"
+	}
+	return " [risk: " + reinslack.Text(strings.Join(tags, ", ")) + "]"
+}
+
 // slackMessage renders an event as Slack's text + blocks, with a link to
-// the approval or question it is about.
+// the console page of the approval or question it is about (a person
+// follows it in a browser; the API's /v1/ address would answer 401 JSON). Every value taken from the event
+// (agent, tool, session, reason, a question's text) is written with
+// slack.Text or slack.Code, so that an agent cannot make the message link,
+// mention or format anything.
 func slackMessage(e *events.Event, base string) map[string]any {
 	var d map[string]any
 	json.Unmarshal(e.Data, &d)
-	str := func(k string) string { s, _ := d[k].(string); return s }
+	str := func(k string) string { s, _ := d[k].(string); return reinslack.Text(s) }
+	code := func(k string) string { s, _ := d[k].(string); return reinslack.Code(s) }
+	id, _ := d["id"].(string)
 	var text, link string
 	switch e.Type {
 	case events.ApprovalCreated:
-		text = fmt.Sprintf("Approval needed: *%s* wants to run `%s` (session %s): %s", str("agent"), str("tool"), str("session"), str("reason"))
-		link = base + "/v1/approvals/" + str("id")
+		text = fmt.Sprintf("Approval needed: *%s* wants to run %s (session %s)%s: %s", str("agent"), code("tool"), str("session"), riskTags(d), str("reason"))
+		link = base + "/approvals/" + url.PathEscape(id)
 	case events.ApprovalUpdated:
-		text = fmt.Sprintf("Approval %s for `%s` by *%s* is now *%s*", str("id"), str("tool"), str("agent"), str("status"))
-		link = base + "/v1/approvals/" + str("id")
+		text = fmt.Sprintf("Approval %s for %s by *%s*%s is now *%s*", str("id"), code("tool"), str("agent"), riskTags(d), str("status"))
+		link = base + "/approvals/" + url.PathEscape(id)
+	case events.ReviewCreated, events.ReviewUpdated:
+		var r rein.Review
+		json.Unmarshal(e.Data, &r)
+		why, _ := json.Marshal(d["why"])
+		var whys []string
+		json.Unmarshal(why, &whys)
+		what := fmt.Sprintf("*%s* ran %s (session %s)", str("agent"), code("tool"), str("session"))
+		if r.Kind == "session" {
+			what = fmt.Sprintf("session %s of *%s*", str("session"), str("agent"))
+		}
+		text = fmt.Sprintf("Review after the fact: %s%s: %s", what, riskTags(d), reinslack.Text(strings.Join(whys, "; ")))
+		if e.Type == events.ReviewUpdated {
+			text = fmt.Sprintf("Review %s (%s) marked *%s* by %s: %s", str("id"), what, str("status"), str("decided_by"), str("message"))
+		}
+		link = notify.ReviewPage(base, &r)
 	case events.QuestionCreated:
 		text = fmt.Sprintf("Question from *%s*: %s", str("agent"), str("text"))
-		link = base + "/v1/questions/" + str("id")
+		link = base + "/questions/" + url.PathEscape(id)
 	case events.QuestionUpdated:
 		text = fmt.Sprintf("Question %s is now *%s*", str("id"), str("status"))
-		link = base + "/v1/questions/" + str("id")
+		link = base + "/questions/" + url.PathEscape(id)
 	case events.LockUpdated:
 		text = fmt.Sprintf("Lock %s: %s", str("id"), str("reason"))
 	case events.PolicyUpdated:
 		text = fmt.Sprintf("Policy updated: version %s", str("version"))
 	default:
-		text = fmt.Sprintf("%s: *%s* `%s` -> *%s* (%s)", e.Type, str("agent"), str("tool"), str("decision"), str("reason"))
+		text = fmt.Sprintf("%s: *%s* %s → *%s* (%s)", reinslack.Text(e.Type), str("agent"), code("tool"), str("decision"), str("reason"))
 	}
-	blocks := []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}}
+	// verbatim: Slack does not turn bare URLs, channel names or mentions in
+	// the text into links; the link below is rein's own.
+	blocks := []any{map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text, "verbatim": true}}}
 	if link != "" {
+		link = reinslack.Text(link)
 		blocks = append(blocks, map[string]any{"type": "context", "elements": []any{
 			map[string]any{"type": "mrkdwn", "text": fmt.Sprintf("<%s|Open in rein>", link)}}})
 		text += " " + link

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -27,13 +28,14 @@ func init() {
 			example: "  rein audit tail\n  rein audit tail --follow",
 			run:     runAuditTail},
 		{name: "export", summary: "write a bundle (entries, checkpoints, keys) for offline verification",
-			args:    "--out DIR [--from N] [--to M]",
-			example: "  rein audit export --out ./audit-2026-11\n  rein audit export --out ./audit --from 1000",
+			args:    "--out DIR [--from N] [--to M] [--format native,otlp,ocsf] [--policy FILE]",
+			example: "  rein audit export --out ./audit-2026-11\n  rein audit export --out ./audit --from 1000\n  rein audit export --out ./siem --format otlp,ocsf   # adds logs.otlp.jsonl and events.ocsf.jsonl\n  rein audit export --out ./audit --policy witnesses.policy   # the latest checkpoint cosigned",
 			run:     runAuditExport},
 		{name: "verify", summary: "verify an exported bundle offline; exit 1 with the first bad index on failure",
-			args: "DIR --key VERIFIER [--key VERIFIER]... [--trusted CHECKPOINT_FILE] [--pin FILE]",
+			args: "DIR --key VERIFIER [--key VERIFIER]... [--policy FILE] [--trusted CHECKPOINT_FILE] [--pin FILE]",
 			example: `  rein audit verify ./audit --key "$(cat rein-audit.pub)"
-  rein audit verify ./audit --key "$(cat rein-audit.pub)" --trusted last.checkpoint --pin last.checkpoint`,
+  rein audit verify ./audit --key "$(cat rein-audit.pub)" --trusted last.checkpoint --pin last.checkpoint
+  rein audit verify ./audit --policy witnesses.policy   # the latest checkpoint must carry the witness quorum`,
 			run: runAuditVerify},
 		{name: "keys", summary: "print the verifier keys of the log's checkpoints, the one in use last",
 			args:    "[--output json]",
@@ -49,7 +51,33 @@ func init() {
   rein audit keygen > /etc/rein/audit.key 2> /etc/rein/audit.pub
   REIN_AUDIT_KEY="$(cat /etc/rein/audit.key)" rein serve --db postgres://rein@db/rein`,
 			run: runAuditKeygen},
+		{name: "receipt", summary: "print the receipt of a check (or of any entry with --index): a C2SP tlog-proof anyone can verify offline",
+			args: "CHECK_ID | --index N [--policy FILE]",
+			example: `  rein audit receipt chk_01JD... > chk.tlog-proof
+  rein audit receipt chk_01JD... --policy witnesses.policy > chk.tlog-proof   # cosigned by the policy's witnesses`,
+			run: runAuditReceipt},
+		{name: "verify-receipt", summary: "verify a receipt offline; exit 1 if it does not prove its entry",
+			args: "FILE --key VERIFIER [--key VERIFIER]... [--policy FILE] [--origin ORIGIN] [--subject ID] [--entry]",
+			example: `  rein audit verify-receipt chk.tlog-proof --key "$(cat rein-audit.pub)" --subject chk_01JD...
+  rein audit verify-receipt chk.tlog-proof --policy witnesses.policy --entry`,
+			run: runAuditVerifyReceipt},
+		{name: "witness", summary: "submit the latest checkpoint to the policy's witnesses (C2SP tlog-witness) and print it cosigned",
+			args: "--policy FILE [--out FILE] [--every DURATION]",
+			example: `  rein audit witness --policy witnesses.policy --out latest.cosigned
+  # beside the server, offering each new checkpoint:
+  rein audit witness --policy witnesses.policy --out latest.cosigned --every 10s`,
+			run: runAuditWitness},
 	}})
+}
+
+// auditCommand is the audit subcommand of that name.
+func auditCommand(name string) *command {
+	for _, c := range commandNamed("audit").sub {
+		if c.name == name {
+			return c
+		}
+	}
+	return &command{name: name}
 }
 
 // isTerminal reports whether f is a terminal: progress is shown only there.
@@ -118,6 +146,11 @@ type Manifest struct {
 	Checkpoints int    `json:"checkpoints"`
 	Version     string `json:"rein_version"`
 	ExportedAt  string `json:"exported_at"`
+	// Formats lists the renderings written: "native" always, then "otlp"
+	// (logs.otlp.jsonl) and "ocsf" (events.ocsf.jsonl) when asked for,
+	// whose shape is ExportSchema.
+	Formats      []string `json:"formats"`
+	ExportSchema string   `json:"export_schema,omitempty"`
 }
 
 func runAuditExport(ctx context.Context, e *env, args []string) int {
@@ -126,12 +159,36 @@ func runAuditExport(ctx context.Context, e *env, args []string) int {
 	out := fs.String("out", "", "directory to write the bundle to (created)")
 	from := fs.Int64("from", 0, "first index to show in full; earlier entries are included as leaf hashes")
 	to := fs.Int64("to", -1, "end of the bundle (default: the latest checkpoint); rounded down to a checkpoint")
+	var formats listFlag
+	fs.Var(&formats, "format", "native (the bundle, always written), otlp (OpenTelemetry logs, OTLP/JSON lines), ocsf (OCSF JSON lines); comma-separated")
+	policy := fs.String("policy", "", "a C2SP tlog-policy file: have its witnesses cosign the bundle's latest checkpoint and require its quorum")
 	if _, code, ok := parse(fs, args); !ok {
 		return code
 	}
 	if *out == "" {
 		fmt.Fprintln(e.stderr, "rein audit export: --out DIR is required")
 		return exitUsage
+	}
+	withOTLP, withOCSF := false, false
+	for _, f := range formats {
+		switch f {
+		case "native":
+		case "otlp":
+			withOTLP = true
+		case "ocsf":
+			withOCSF = true
+		default:
+			fmt.Fprintf(e.stderr, "rein audit export: unknown format %q (native, otlp, ocsf)\n", f)
+			return exitUsage
+		}
+	}
+	var pol *audit.Policy
+	if *policy != "" {
+		var err error
+		if pol, err = readPolicy(*policy); err != nil {
+			fmt.Fprintf(e.stderr, "rein audit export: %v\n", err)
+			return exitUsage
+		}
 	}
 	c := newClient()
 	cps, err := c.Checkpoints(ctx, 1, 1<<62)
@@ -157,6 +214,17 @@ func runAuditExport(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "rein audit export: no checkpoint in that range yet")
 		return exitNegative
 	}
+	if pol != nil {
+		cosigned, errs := c.WitnessAll(ctx, pol, keep[len(keep)-1])
+		for _, err := range errs {
+			fmt.Fprintf(e.stderr, "warning: %v\n", err)
+		}
+		if _, err := pol.Check(cosigned); err != nil {
+			fmt.Fprintf(e.stderr, "rein audit export: %v (a witness cosigns only the newest checkpoint it has seen: export without --to)\n", err)
+			return exitNegative
+		}
+		keep[len(keep)-1] = cosigned
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintf(e.stderr, "rein audit export: %v\n", err)
 		return exitUsage
@@ -168,6 +236,12 @@ func runAuditExport(ctx context.Context, e *env, args []string) int {
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
+	extra, err := newRenderings(*out, origin, withOTLP, withOCSF)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein audit export: %v\n", err)
+		return exitUsage
+	}
+	defer extra.close()
 	progress := isTerminal(os.Stderr)
 	m := Manifest{Origin: origin, From: *from, To: end, Checkpoints: len(keep), Version: rein.Version,
 		ExportedAt: time.Now().UTC().Format(time.RFC3339)}
@@ -191,6 +265,10 @@ func runAuditExport(ctx context.Context, e *env, args []string) int {
 				m.Hidden++
 			} else {
 				m.Full++
+				if err := extra.add(line); err != nil {
+					fmt.Fprintf(e.stderr, "rein audit export: %v\n", err)
+					return exitUsage
+				}
 			}
 			w.Write(line)
 			w.WriteByte('\n')
@@ -210,6 +288,14 @@ func runAuditExport(ctx context.Context, e *env, args []string) int {
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(e.stderr, "rein audit export: %v\n", err)
 		return exitUsage
+	}
+	if err := extra.close(); err != nil {
+		fmt.Fprintf(e.stderr, "rein audit export: %v\n", err)
+		return exitUsage
+	}
+	m.Formats = extra.names()
+	if len(m.Formats) > 1 {
+		m.ExportSchema = audit.ExportSchema
 	}
 	keys, err := c.AuditKeys(ctx)
 	if err != nil {
@@ -235,18 +321,29 @@ func runAuditVerify(ctx context.Context, e *env, args []string) int {
 	fs.Var(&keys, "key", "a verifier key that signs the log's checkpoints (repeatable; see GET /v1/audit/keys)")
 	trusted := fs.String("trusted", "", "a checkpoint pinned earlier: the bundle must extend it")
 	pin := fs.String("pin", "", "write the bundle's latest checkpoint here, to pass as --trusted next time")
+	policy := fs.String("policy", "", "a C2SP tlog-policy file: its logs are accepted and the latest checkpoint must carry its witness quorum")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 || len(keys) == 0 {
-		fmt.Fprintln(e.stderr, "rein audit verify: give the bundle directory and at least one --key; see --help")
+	if len(pos) != 1 || (len(keys) == 0 && *policy == "") {
+		fmt.Fprintln(e.stderr, "rein audit verify: give the bundle directory and at least one --key or a --policy; see --help")
 		return exitUsage
 	}
-	known, err := audit.Verifiers(keys...)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein audit verify: %v\n", err)
-		return exitUsage
+	var known note.Verifiers
+	var err error
+	if len(keys) > 0 {
+		if known, err = audit.Verifiers(keys...); err != nil {
+			fmt.Fprintf(e.stderr, "rein audit verify: %v\n", err)
+			return exitUsage
+		}
+	}
+	var pol *audit.Policy
+	if *policy != "" {
+		if pol, err = readPolicy(*policy); err != nil {
+			fmt.Fprintf(e.stderr, "rein audit verify: %v\n", err)
+			return exitUsage
+		}
 	}
 	cps, err := os.ReadFile(filepath.Join(pos[0], "checkpoints.txt"))
 	if err != nil {
@@ -259,7 +356,7 @@ func runAuditVerify(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer f.Close()
-	opt := audit.Options{Known: known}
+	opt := audit.Options{Known: known, Policy: pol}
 	if *trusted != "" {
 		if opt.Trusted, err = os.ReadFile(*trusted); err != nil {
 			fmt.Fprintf(e.stderr, "rein audit verify: %v\n", err)
@@ -278,8 +375,12 @@ func runAuditVerify(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "FAILED: %v\n", err)
 		return exitNegative
 	}
-	fmt.Fprintf(e.stdout, "OK: %d entries (%d in full, %d as leaf hashes), %d checkpoints of %s, latest at size %d, in %s\n",
-		rep.Entries, rep.Full, rep.Hidden, rep.Checkpoints, rep.Latest.Origin, rep.Latest.Size, time.Since(start).Round(time.Millisecond))
+	witnesses := ""
+	if len(rep.Witnesses) > 0 {
+		witnesses = ", cosigned by " + strings.Join(rep.Witnesses, ", ")
+	}
+	fmt.Fprintf(e.stdout, "OK: %d entries (%d in full, %d as leaf hashes), %d checkpoints of %s, latest at size %d%s, in %s\n",
+		rep.Entries, rep.Full, rep.Hidden, rep.Checkpoints, rep.Latest.Origin, rep.Latest.Size, witnesses, time.Since(start).Round(time.Millisecond))
 	if *pin != "" {
 		if err := os.WriteFile(*pin, rep.LatestNote, 0o644); err != nil {
 			fmt.Fprintf(e.stderr, "rein audit verify: %v\n", err)

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
+	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/hook"
 )
@@ -15,13 +17,21 @@ import (
 func init() {
 	register(&command{name: "hook", summary: "agent hooks that put an agent's tool calls through rein",
 		sub: []*command{{name: "claude-code", summary: "Claude Code PreToolUse hook: reads the hook JSON on stdin, prints rein's decision",
-			args: "[--on-ask wait|prompt|deny] [--wait 50s] [--server URL] [--key KEY]",
+			args: "[--on-ask wait|prompt|deny|defer] [--wait 50s] [--server URL] [--key KEY]",
 			example: `  # .claude/settings.json (REIN_KEY is an agent key in Claude Code's environment):
   #   {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
   #     {"type": "command", "command": "rein hook claude-code --on-ask wait --wait 50s", "timeout": 60}]}]}}
   echo '{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' \
     | rein hook claude-code --on-ask deny`,
-			run: runHookClaudeCode}}})
+			run: runHookClaudeCode},
+			{name: "codex", summary: "Codex PreToolUse / PermissionRequest / PostToolUse hook: reads the hook JSON on stdin, prints rein's decision",
+				args: "[--on-ask wait|prompt|deny] [--wait 50s] [--server URL] [--key KEY]",
+				example: `  # ~/.codex/hooks.json (REIN_KEY is an agent key in Codex's environment):
+  #   {"hooks": {"PreToolUse": [{"matcher": ".*", "hooks": [
+  #     {"type": "command", "command": "rein hook codex --on-ask wait --wait 50s", "timeout": 60}]}]}}
+  echo '{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1"}' \
+    | rein hook codex --on-ask deny`,
+				run: runHookCodex}}})
 }
 
 // hookSlack is the time the hook keeps beyond --wait for the round trip.
@@ -39,49 +49,99 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 	}
 	fs := flags(&fe, "rein hook claude-code", commandNamed("hook").sub[0])
 	newClient := clientFlags(e, fs)
-	onAsk := fs.String("on-ask", "wait", "on ask: wait (for the approval, up to --wait), prompt (let the user at the terminal decide) or deny")
+	onAsk := fs.String("on-ask", "wait", "on ask: wait (for the approval, up to --wait), prompt (let the user at the terminal decide), deny, or defer (headless claude -p: stop, resume after the approval)")
 	wait := fs.Duration("wait", 50*time.Second, "with --on-ask wait, how long to hold the tool call (max 5m; keep it below the hook's timeout in settings.json)")
 	_, code, ok := parse(fs, args)
+	if !ok && code == exitOK { // --help
+		return exitOK
+	}
+	// Every refusal is answered in the shape of the hook's event, so the
+	// input is read before anything can go wrong.
+	var data []byte
+	var readErr error
+	if f, isFile := e.stdin.(*os.File); !isFile || !isTerminal(f) {
+		data, readErr = io.ReadAll(io.LimitReader(e.stdin, hook.MaxInputBytes+1))
+	}
+	event := hook.EventOf(data)
+	deny := func(reason string) int { return printHook(e, hook.DenyFor(event, reason)) }
 	if !ok {
-		if code == exitOK { // --help
-			return exitOK
-		}
-		return printHook(e, hook.Deny("the hook is misconfigured: bad flags (see rein hook claude-code --help)"))
+		return deny("the hook is misconfigured: bad flags (see rein hook claude-code --help)")
 	}
 	mode, err := hook.ParseOnAsk(*onAsk)
 	if err != nil {
-		return printHook(e, hook.Deny("the hook is misconfigured: "+err.Error()))
+		return deny("the hook is misconfigured: " + err.Error())
 	}
 	if *wait < 0 || *wait > 5*time.Minute {
-		return printHook(e, hook.Deny("the hook is misconfigured: --wait must be between 0 and 5m"))
+		return deny("the hook is misconfigured: --wait must be between 0 and 5m")
 	}
-	data, err := io.ReadAll(io.LimitReader(e.stdin, hook.MaxInputBytes+1))
-	if err != nil {
-		return printHook(e, hook.Deny("cannot read the hook input: "+err.Error()))
+	if readErr != nil {
+		return deny("cannot read the hook input: " + readErr.Error())
 	}
 	in, err := hook.Parse(data)
 	if err != nil {
-		return printHook(e, hook.Deny(err.Error()))
+		return deny(err.Error())
 	}
 	c := newClient()
 	if c.Key == "" {
-		return printHook(e, hook.Deny("no API key: set REIN_KEY to an agent key in Claude Code's environment, or pass --key"))
+		return deny("no API key: set REIN_KEY to an agent key in Claude Code's environment, or pass --key")
 	}
 	ctx, cancel := context.WithTimeout(ctx, *wait+hookSlack)
 	defer cancel()
+	if in.HookEventName == hook.EventPostToolUse {
+		rec, err := c.CheckByRequestID(ctx, in.RequestID())
+		if err == nil {
+			res := in.Result()
+			err = c.Report(ctx, rec.ID, client.Result{Status: res.Status, Summary: res.Summary, Args: res.Args})
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "rein: the result of tool call %s was not recorded: %v\n", in.ToolUseID, err)
+		}
+		return printHook(e, hook.Ended())
+	}
+	if in.HookEventName == hook.EventPermissionDenied {
+		rec, err := c.CheckByRequestID(ctx, in.RequestID())
+		if err == nil {
+			res := in.Denied()
+			err = c.Report(ctx, rec.ID, client.Result{Status: res.Status, Summary: res.Summary})
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "rein: the denial of tool call %s was not recorded: %v\n", in.ToolUseID, err)
+		}
+		return printHook(e, hook.Ended())
+	}
+	if in.HookEventName == hook.EventSessionEnd {
+		if _, err := c.EndSession(ctx, in.SessionID); err != nil && !client.IsCode(err, rein.ECodeNotFound) && !client.IsCode(err, rein.ECodeConflict) {
+			fmt.Fprintf(e.stderr, "rein: the end of session %s was not recorded: %v\n", in.SessionID, err)
+		}
+		return printHook(e, hook.Ended())
+	}
 	res, err := c.Check(ctx, *in.Check(mode, *wait))
+	if err == nil && mode == hook.AskDefer && in.HookEventName == hook.EventPreToolUse && res.Decision == rein.Ask && res.Approval != nil {
+		// A resumed deferred call: once its approval is approved, decide it
+		// again with the grant (a lookup that fails defers again).
+		if a, aerr := c.Approval(ctx, res.Approval.ID); aerr == nil && a.Status == rein.StatusApproved {
+			if req, ok := in.Resumed(); ok {
+				res, err = c.Check(ctx, *req)
+			}
+		} else if aerr == nil && a.Status != rein.StatusPending {
+			return printHook(e, hook.NotResumed(a))
+		}
+	}
 	if err != nil {
 		var ce *client.Error
 		switch {
 		case errors.As(err, &ce):
-			return printHook(e, hook.Deny(fmt.Sprintf("rein refused the check: %s: %s", ce.Code, ce.Message)))
+			return deny(fmt.Sprintf("rein refused the check: %s: %s", ce.Code, ce.Message))
 		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-			return printHook(e, hook.Deny(fmt.Sprintf("rein did not answer within %s", *wait+hookSlack)))
+			return deny(fmt.Sprintf("rein did not answer within %s", *wait+hookSlack))
 		default:
-			return printHook(e, hook.Deny(fmt.Sprintf("rein is unreachable, so nothing runs: %v", err)))
+			return deny(fmt.Sprintf("rein is unreachable, so nothing runs: %v", err))
 		}
 	}
-	return printHook(e, hook.Answer(res, mode))
+	if in.HookEventName == hook.EventPermissionRequest {
+		return printHook(e, hook.AnswerPermission(res.Answer(in.ToolInput), mode))
+	}
+	return printHook(e, hook.Answer(res.Answer(in.ToolInput), mode))
 }
 
 func printHook(e *env, out hook.Output) int {
@@ -97,4 +157,85 @@ func wantsHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// runHookCodex is `rein hook codex`: like the Claude Code hook, it always
+// exits 0 with an answer Codex reads, and every failure is a deny naming its
+// cause (a systemMessage for a PostToolUse, whose call already ran).
+func runHookCodex(ctx context.Context, e *env, args []string) int {
+	fe := *e
+	if !wantsHelp(args) {
+		fe.stdout = e.stderr
+	}
+	fs := flags(&fe, "rein hook codex", commandNamed("hook").sub[1])
+	newClient := clientFlags(e, fs)
+	onAsk := fs.String("on-ask", "wait", "on ask: wait (for the approval, up to --wait), prompt (PermissionRequest: let Codex ask its user; PreToolUse: deny) or deny")
+	wait := fs.Duration("wait", 50*time.Second, "with --on-ask wait, how long to hold the tool call (max 5m; keep it below the hook's timeout in hooks.json)")
+	_, code, ok := parse(fs, args)
+	if !ok && code == exitOK { // --help
+		return exitOK
+	}
+	var data []byte
+	var readErr error
+	if f, isFile := e.stdin.(*os.File); !isFile || !isTerminal(f) {
+		data, readErr = io.ReadAll(io.LimitReader(e.stdin, hook.MaxInputBytes+1))
+	}
+	event := hook.CodexEventOf(data)
+	answer := func(out hook.CodexOutput) int {
+		b, _ := json.Marshal(out)
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return exitOK
+	}
+	deny := func(reason string) int { return answer(hook.CodexDenyFor(event, reason)) }
+	if !ok {
+		return deny("the hook is misconfigured: bad flags (see rein hook codex --help)")
+	}
+	mode, err := hook.ParseCodexOnAsk(*onAsk)
+	if err != nil {
+		return deny("the hook is misconfigured: " + err.Error())
+	}
+	if *wait < 0 || *wait > 5*time.Minute {
+		return deny("the hook is misconfigured: --wait must be between 0 and 5m")
+	}
+	if readErr != nil {
+		return deny("cannot read the hook input: " + readErr.Error())
+	}
+	in, err := hook.ParseCodex(data)
+	if err != nil {
+		return deny(err.Error())
+	}
+	c := newClient()
+	if c.Key == "" {
+		return deny("no API key: set REIN_KEY to an agent key in Codex's environment, or pass --key")
+	}
+	ctx, cancel := context.WithTimeout(ctx, *wait+hookSlack)
+	defer cancel()
+	if in.HookEventName == hook.EventPostToolUse {
+		rec, err := c.CheckByRequestID(ctx, in.RequestID())
+		if err == nil {
+			res := in.Result()
+			err = c.Report(ctx, rec.ID, client.Result{Status: res.Status, Summary: res.Summary, Args: res.Args})
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "rein: the result of tool call %s was not recorded: %v\n", in.ToolUseID, err)
+			return deny(fmt.Sprintf("the result of tool call %s was not recorded: %v", in.ToolUseID, err))
+		}
+		return answer(hook.CodexOutput{})
+	}
+	req := in.Check(mode, *wait)
+	res, err := c.Check(ctx, *req)
+	if err != nil {
+		var ce *client.Error
+		switch {
+		case errors.As(err, &ce):
+			return deny(fmt.Sprintf("rein refused the check: %s: %s", ce.Code, ce.Message))
+		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+			return deny(fmt.Sprintf("rein did not answer within %s", *wait+hookSlack))
+		default:
+			return deny(fmt.Sprintf("rein is unreachable, so nothing runs: %v", err))
+		}
+	}
+	// Compared with the checked arguments: for a PermissionRequest those are
+	// the tool input without Codex's description (CodexInput.Check).
+	return answer(hook.AnswerCodex(in.HookEventName, res.Answer(req.Args), mode))
 }

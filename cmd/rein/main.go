@@ -68,8 +68,9 @@ func dispatch(ctx context.Context, e *env, cmds []*command, args []string, prefi
 		if len(c.sub) > 0 {
 			if len(args) < 2 || args[1] == "-h" || args[1] == "--help" {
 				fmt.Fprintf(e.stdout, "%s %s: %s\n\nCommands:\n", prefix, c.name, c.summary)
+				w := nameWidth(c.sub)
 				for _, s := range c.sub {
-					fmt.Fprintf(e.stdout, "  %-10s %s\n", s.name, s.summary)
+					fmt.Fprintf(e.stdout, "  %-*s %s\n", w, s.name, s.summary)
 				}
 				fmt.Fprintf(e.stdout, "\nRun '%s %s COMMAND --help' for details.\n", prefix, c.name)
 				if len(args) < 2 {
@@ -85,6 +86,15 @@ func dispatch(ctx context.Context, e *env, cmds []*command, args []string, prefi
 	return exitUsage
 }
 
+// nameWidth is the width of the command-name column: the longest name.
+func nameWidth(cmds []*command) int {
+	w := 0
+	for _, c := range cmds {
+		w = max(w, len(c.name))
+	}
+	return w
+}
+
 func usage(w io.Writer) {
 	fmt.Fprint(w, `rein: human-in-the-loop and governance control plane for AI agents
 
@@ -94,8 +104,9 @@ Commands:
 `)
 	sorted := append([]*command(nil), commands...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	width := nameWidth(sorted)
 	for _, c := range sorted {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Client commands read REIN_SERVER (default http://127.0.0.1:8750) and REIN_KEY,
@@ -216,19 +227,6 @@ func problemString(line int, rule, msg string) string {
 	}
 	b.WriteString(msg)
 	return b.String()
-}
-
-func init() {
-	register(&command{name: "version", args: "", summary: "print the version of rein",
-		example: "  rein version",
-		run: func(ctx context.Context, e *env, args []string) int {
-			fs := flags(e, "rein version", commandNamed("version"))
-			if _, code, ok := parse(fs, args); !ok {
-				return code
-			}
-			fmt.Fprintf(e.stdout, "rein %s\n", rein.Version)
-			return exitOK
-		}})
 }
 
 func commandNamed(name string) *command {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,9 +22,11 @@ import (
 
 func init() {
 	register(&command{name: "mcp", summary: "MCP gateway: put every tools/call of an MCP server through rein",
-		args: "--name NAME [--listen ADDR] [--upstream-url URL | -- COMMAND ARGS...] [--wait 2m] [--server URL] [--key KEY]",
+		args: "--name NAME [--listen ADDR] [--upstream-url URL | --upstream COMMAND [--upstream-arg ARG]... | -- COMMAND ARGS...] [--wait 50s] [--progress-every 5s] [--rein-timeout 10s] [--sep-2848] [--server URL] [--key KEY]",
 		example: `  # stdio both ways (Claude Desktop, Claude Code, Cursor launch this as the server):
   rein mcp --name fs -- npx -y @modelcontextprotocol/server-filesystem /srv/data
+  # the same without "--", for launchers that drop or reorder it (MCP Inspector configs):
+  rein mcp --name fs --upstream npx --upstream-arg -y --upstream-arg @modelcontextprotocol/server-filesystem --upstream-arg /srv/data
   # serve clients over streamable HTTP at http://127.0.0.1:9000/mcp, upstream over HTTP:
   rein mcp --name search --upstream-url https://host/mcp --listen 127.0.0.1:9000`,
 		run: runMCP})
@@ -35,7 +38,13 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	name := fs.String("name", "", "the upstream's name: rein sees its tools as NAME.TOOL (required)")
 	listen := fs.String("listen", "", "serve MCP clients over streamable HTTP on this address (default: stdio)")
 	upstreamURL := fs.String("upstream-url", "", "the upstream MCP server's streamable HTTP endpoint (instead of a command after --)")
-	wait := fs.Duration("wait", 2*time.Minute, "how long an asked call waits for its approval before the client gets an error naming it")
+	upstreamCmd := fs.String("upstream", "", "the upstream's command, run without a shell (instead of a command after --); its arguments go in --upstream-arg")
+	var upstreamArgs repeated
+	fs.Var(&upstreamArgs, "upstream-arg", "one argument of the --upstream command, taken as is (repeat for each, in order)")
+	wait := fs.Duration("wait", gateway.DefaultWait, "how long an asked call waits for its approval before the client gets an error naming it (keep it under the client's request timeout: 60s in the official SDKs)")
+	progressEvery := fs.Duration("progress-every", gateway.DefaultProgressEvery, "how often a call waiting for its approval reports progress to a client that asked for it (a progressToken)")
+	reinTimeout := fs.Duration("rein-timeout", gateway.DefaultRequestTimeout, "how long the gateway waits for rein's answer to a check before it refuses the call, naming the cause")
+	sep2848 := fs.Bool("sep-2848", false, "offer pending approvals to Tasks clients in the shape of the draft SEP-2848 (io.modelcontextprotocol/tool-approval): identical pending calls share a task, finished tasks say whether the tool ran")
 	// Everything after "--" is the upstream's command line, flags included.
 	var command []string
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -46,16 +55,32 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(e.stderr, "rein mcp: unexpected %q; put the upstream's command after --\n", rest[0])
+		fmt.Fprintf(e.stderr, "rein mcp: unexpected %q; put the upstream's command after -- or give it with --upstream and --upstream-arg\n", rest[0])
 		return exitUsage
+	}
+	if len(upstreamArgs) > 0 && *upstreamCmd == "" {
+		fmt.Fprintln(e.stderr, "rein mcp: --upstream-arg needs --upstream COMMAND")
+		return exitUsage
+	}
+	given := 0
+	for _, g := range []bool{*upstreamURL != "", *upstreamCmd != "", len(command) > 0} {
+		if g {
+			given++
+		}
 	}
 	switch {
 	case *name == "":
 		fmt.Fprintln(e.stderr, "rein mcp: --name is required (rein sees the upstream's tools as NAME.TOOL)")
 		return exitUsage
-	case (*upstreamURL == "") == (len(command) == 0):
-		fmt.Fprintln(e.stderr, "rein mcp: give the upstream either as a command after -- or with --upstream-url, not both")
+	case given != 1:
+		fmt.Fprintln(e.stderr, "rein mcp: give the upstream one way: a command after --, --upstream COMMAND (with --upstream-arg), or --upstream-url URL")
 		return exitUsage
+	case *wait <= 0 || *progressEvery <= 0 || *reinTimeout <= 0:
+		fmt.Fprintln(e.stderr, "rein mcp: --wait, --progress-every and --rein-timeout must be positive durations")
+		return exitUsage
+	}
+	if *upstreamCmd != "" {
+		command = append([]string{*upstreamCmd}, upstreamArgs...)
 	}
 	c := newClient()
 	if c.Key == "" {
@@ -63,7 +88,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	g := &gateway.Gateway{Rein: c, Name: *name, Wait: *wait, Log: log}
+	g := &gateway.Gateway{Rein: c, Name: *name, Wait: *wait, ProgressEvery: *progressEvery, RequestTimeout: *reinTimeout, SEP2848: *sep2848, Log: log}
 	upstream := func(ctx context.Context) (mcp.Connection, error) {
 		if *upstreamURL != "" {
 			return (&mcp.StreamableClientTransport{Endpoint: *upstreamURL}).Connect(ctx)
@@ -121,3 +146,9 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	}
 	return exitOK
 }
+
+// repeated is a flag that may be given many times; each value is kept as is.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
 )
@@ -32,8 +35,13 @@ func init() {
 			example: `  rein policy explain examples/policy.yaml --check '{"tool": "shell.exec", "args": {"command": "rm -rf /"}}'`,
 			run:     runPolicyExplain},
 		{name: "push", summary: "replace the live policy on the server (PUT /v1/policy)",
-			args: "FILE [--tenant T]", example: "  REIN_KEY=$(cat rein-data/admin.key) rein policy push examples/policy.yaml",
-			run: runPolicyPush},
+			args:    "FILE [--tenant T] [--replay 7d] [--max-newly-blocked N] [--max-newly-allowed N]",
+			example: "  REIN_KEY=$(cat rein-data/admin.key) rein policy push examples/policy.yaml\n  rein policy push candidate.yaml --replay 7d   # refuse to push what changes recorded decisions",
+			run:     runPolicyPush},
+		{name: "replay", summary: "decide recorded checks with a candidate policy and show what would change; exit 1 past the thresholds",
+			args:    "FILE [--since 7d] [--concerns] [--tenant T] [--tier global|tenant] [--max-newly-blocked N] [--max-newly-allowed N] [--output json]",
+			example: "  rein policy replay --since 7d candidate.yaml\n  rein policy replay --concerns --since 30d tighter.yaml   # would it have stopped what reviewers flagged?\n  rein policy replay --since 2026-11-01T00:00:00Z --tenant acme --tier tenant acme.yaml --max-newly-blocked 10",
+			run:     runPolicyReplay},
 	}})
 }
 
@@ -424,7 +432,8 @@ func shellWord(s string) string {
 func runPolicyPush(ctx context.Context, e *env, args []string) int {
 	fs := flags(e, "rein policy push", subNamed("policy", "push"))
 	newClient := clientFlags(e, fs)
-	tenant := fs.String("tenant", "", "push a tenant's tier (admins of tenant * only; default: your own tier)")
+	r := addReplayFlags(fs, "")
+	tenant := r.tenant
 	files, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -442,10 +451,117 @@ func runPolicyPush(ctx context.Context, e *env, args []string) int {
 		printProblems(e, files[0], err)
 		return exitNegative
 	}
-	v, err := newClient().PushPolicy(ctx, *tenant, src)
+	c := newClient()
+	if *r.since != "" { // replay first; push only within the thresholds
+		if *r.tier == "" && *tenant != "" {
+			*r.tier = "tenant"
+		}
+		if ok, code := r.run(ctx, e, c, src, "text"); !ok {
+			fmt.Fprintln(e.stderr, "rein policy push: not pushed")
+			return code
+		}
+	}
+	v, err := c.PushPolicy(ctx, *tenant, src)
 	if err != nil {
 		return fail(e, "rein policy push", err)
 	}
 	fmt.Fprintf(e.stdout, "Active: %s policy %s (loaded %s)\n", v.Tier, v.Version, v.LoadedAt)
 	return exitOK
+}
+
+// replayFlags are the thresholds both replay and push --replay take.
+type replayFlags struct {
+	since, tenant, tier    *string
+	maxBlocked, maxAllowed *int
+	concerns               bool // only the checks reviewers marked a concern
+}
+
+func addReplayFlags(fs *flag.FlagSet, sinceDefault string) replayFlags {
+	return replayFlags{
+		since:      fs.String("replay", sinceDefault, "replay the recorded checks since this long ago (24h, 7d) or this RFC 3339 time"),
+		tenant:     fs.String("tenant", "", "the tenant whose checks are replayed (keys of tenant * only; default: your own)"),
+		tier:       fs.String("tier", "", "which tier the candidate replaces: global (default for keys of tenant *) or tenant"),
+		maxBlocked: fs.Int("max-newly-blocked", 0, "exit 1 when more checks than this would no longer be allowed"),
+		maxAllowed: fs.Int("max-newly-allowed", 0, "exit 1 when more checks than this would newly be allowed"),
+	}
+}
+
+// replay runs a replay and prints it; ok is false past a threshold.
+func (r replayFlags) run(ctx context.Context, e *env, c *client.Client, src []byte, output string) (bool, int) {
+	replay, what := c.Replay, "the recorded checks"
+	if r.concerns {
+		replay, what = c.ReplayConcerns, "the checks reviewers marked a concern"
+	}
+	fmt.Fprintf(e.stderr, "replaying %s since %s ...\n", what, *r.since)
+	out, err := replay(ctx, src, *r.since, *r.tenant, *r.tier)
+	if err != nil {
+		return false, fail(e, "rein policy replay", err)
+	}
+	if output == "json" {
+		printJSON(e, out)
+	} else {
+		fmt.Fprintf(e.stdout, "%d checks replayed in %d ms (tenant %s, since %s): %d change\n", out.Checks, out.TookMS, out.Tenant,
+			out.Since.Local().Format(time.RFC3339), out.Changed)
+		fmt.Fprintf(e.stdout, "  newly blocked %d, newly allowed %d, newly denied %d, newly asked %d\n",
+			out.NewlyBlocked, out.NewlyAllowed, out.NewlyDenied, out.NewlyAsked)
+		for _, k := range sortedCounts(out.Transitions) {
+			fmt.Fprintf(e.stdout, "  %-16s %d\n", k, out.Transitions[k])
+		}
+		if len(out.ByRule) > 0 {
+			fmt.Fprintln(e.stdout, "  by the candidate's deciding rule:")
+			for _, k := range sortedCounts(out.ByRule) {
+				fmt.Fprintf(e.stdout, "    %-24s %d\n", k, out.ByRule[k])
+			}
+		}
+		for _, x := range out.Examples {
+			fmt.Fprintf(e.stdout, "  %s %s %s: %s [%s] -> %s [%s]\n", x.CheckID, x.Agent, x.Tool, x.Before, x.BeforeRule, x.After, x.AfterRule)
+		}
+		fmt.Fprintln(e.stdout, "  (session counters are not replayed: rules on session.* see a fresh session)")
+	}
+	if out.NewlyBlocked > *r.maxBlocked || out.NewlyAllowed > *r.maxAllowed {
+		fmt.Fprintf(e.stderr, "rein policy replay: %d newly blocked (at most %d), %d newly allowed (at most %d)\n",
+			out.NewlyBlocked, *r.maxBlocked, out.NewlyAllowed, *r.maxAllowed)
+		return false, exitNegative
+	}
+	return true, exitOK
+}
+
+func sortedCounts(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func runPolicyReplay(ctx context.Context, e *env, args []string) int {
+	fs := flags(e, "rein policy replay", subNamed("policy", "replay"))
+	newClient := clientFlags(e, fs)
+	r := addReplayFlags(fs, "7d")
+	fs.Lookup("replay").Usage = "unused; use --since"
+	since := fs.String("since", "7d", "replay the recorded checks since this long ago (24h, 7d) or this RFC 3339 time")
+	output := fs.String("output", "text", "text or json")
+	concerns := fs.Bool("concerns", false, "replay only the checks reviewers marked a concern (and the sessions of session reviews marked one): would the candidate have stopped them?")
+	files, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	r.concerns = *concerns
+	if len(files) != 1 {
+		fmt.Fprintln(e.stderr, "rein policy replay: give one candidate policy FILE")
+		return exitUsage
+	}
+	src, err := os.ReadFile(files[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein policy replay: %v\n", err)
+		return exitUsage
+	}
+	if _, err := policy.Compile(src); err != nil {
+		printProblems(e, files[0], err)
+		return exitNegative
+	}
+	r.since = since
+	_, code = r.run(ctx, e, newClient(), src, *output)
+	return code
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,27 +18,24 @@ import (
 
 func init() {
 	register(&command{name: "serve", summary: "run the rein server",
-		args: "[--data DIR] [--listen ADDR] [--policy FILE | --policy-dir DIR] [--db URL] [--config FILE] [--pprof ADDR]",
+		args: "[--data DIR] [--listen ADDR] [--policy FILE | --policy-dir DIR] [--db URL] [--tls-cert FILE --tls-key FILE] [--config FILE] [...]",
 		example: `  # The quick start: embedded SQLite in ./rein-data, the sample policy, an admin key printed once.
   rein serve --policy examples/policy.yaml
 
   # One policy per tenant: DIR/global.yaml and DIR/tenants/<tenant>.yaml.
-  rein serve --data /var/lib/rein --listen 0.0.0.0:8750 --policy-dir /etc/rein/policy`,
+  rein serve --data /var/lib/rein --listen 0.0.0.0:8750 --policy-dir /etc/rein/policy
+
+  # HTTPS, settings from the environment (every flag has a REIN_* variable):
+  REIN_TLS_CERT=/etc/rein/tls.crt REIN_TLS_KEY=/etc/rein/tls.key REIN_LISTEN=0.0.0.0:8443 rein serve`,
 		run: runServe})
 }
 
 func runServe(ctx context.Context, e *env, args []string) int {
 	fs := flags(e, "rein serve", commandNamed("serve"))
-	var cfg serve.Config
-	data := fs.String("data", "", "data directory: SQLite database, admin key (default ./rein-data)")
-	listen := fs.String("listen", "", "address to listen on (default 127.0.0.1:8750)")
-	pol := fs.String("policy", "", "policy file, reloaded when it changes")
-	polDir := fs.String("policy-dir", "", "policy directory: global.yaml and tenants/<tenant>.yaml")
-	db := fs.String("db", "", "database URL (default: SQLite in the data directory)")
-	config := fs.String("config", "", "YAML config file with the same settings (flags win)")
-	baseURL := fs.String("base-url", "", "external address for links in approvals (default http://<listen>)")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	pprofAddr := fs.String("pprof", "", "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; keep it private")
+	config := fs.String("config", "", "YAML config file with the same settings (env REIN_CONFIG); environment variables win over it, flags over both")
+	for _, st := range serve.Settings {
+		fs.String(st.Flag, "", fmt.Sprintf("%s (env %s, config %s)", st.Usage, st.Env, st.Key))
+	}
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -46,23 +44,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "rein serve: unexpected argument %q\n", pos[0])
 		return exitUsage
 	}
-	if *config != "" {
-		var err error
-		if cfg, err = serve.LoadConfig(*config); err != nil {
-			fmt.Fprintf(e.stderr, "rein serve: %v\n", err)
-			return exitUsage
-		}
-	}
-	for _, o := range []struct {
-		flag string
-		dst  *string
-	}{{*data, &cfg.Data}, {*listen, &cfg.Listen}, {*pol, &cfg.Policy}, {*polDir, &cfg.PolicyDir}, {*db, &cfg.DB}, {*baseURL, &cfg.BaseURL}} {
-		if o.flag != "" {
-			*o.dst = o.flag
-		}
+	cfg, err := serveConfig(fs, *config)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein serve: %v\n", err)
+		return exitUsage
 	}
 	var handler slog.Handler = slog.NewTextHandler(e.stderr, nil)
-	if *logFormat == "json" {
+	if cfg.LogFormat == "json" {
 		handler = slog.NewJSONHandler(e.stderr, nil)
 	}
 	log := slog.New(handler)
@@ -74,14 +62,18 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "rein serve: %v\n", err)
 		return exitUsage
 	}
-	if *pprofAddr != "" {
-		if err := servePprof(ctx, *pprofAddr, log); err != nil {
+	if cfg.Pprof != "" {
+		if err := servePprof(ctx, cfg.Pprof, log); err != nil {
 			fmt.Fprintf(e.stderr, "rein serve: --pprof: %v\n", err)
 			srv.Shutdown(context.Background())
 			return exitUsage
 		}
 	}
-	fmt.Fprintf(e.stdout, "rein is listening on http://%s\n", srv.Addr)
+	if cfg.LogFormat == "json" {
+		log.Info("rein is listening", "url", srv.URL)
+	} else {
+		fmt.Fprintf(e.stdout, "rein is listening on %s\n", srv.URL)
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -91,6 +83,39 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// serveConfig reads the settings: the config file (--config or REIN_CONFIG),
+// then REIN_* environment variables, then the flags given.
+func serveConfig(fs *flag.FlagSet, file string) (serve.Config, error) {
+	var cfg serve.Config
+	if file == "" {
+		file = os.Getenv("REIN_CONFIG")
+	}
+	if file != "" {
+		var err error
+		if cfg, err = serve.LoadConfig(file); err != nil {
+			return cfg, err
+		}
+	}
+	byFlag := map[string]serve.Setting{}
+	for _, st := range serve.Settings {
+		byFlag[st.Flag] = st
+		if v, ok := os.LookupEnv(st.Env); ok && v != "" {
+			if err := cfg.Set(st.Key, v); err != nil {
+				return cfg, fmt.Errorf("%s: %v", st.Env, err)
+			}
+		}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if st, ok := byFlag[f.Name]; ok && err == nil {
+			if e := cfg.Set(st.Key, f.Value.String()); e != nil {
+				err = fmt.Errorf("--%s: %v", f.Name, e)
+			}
+		}
+	})
+	return cfg, err
 }
 
 // servePprof serves the profiler on its own listener (never on the API's

@@ -44,7 +44,7 @@ run(async (browser) => {
   eq(navigations, 0, 'page loads while the approval arrived');
   const text = await card.innerText();
   for (const want of ['deploy', 'builder', 'run-42', 'ship the billing fix', 'deploys-need-on-call',
-    'production deploys need an on-call approval', '"version": "2.4.1"', '0 of 1 approval', 'left', 'group:oncall']) {
+    'production deploys need an on-call approval', '"version": "2.4.1"', '0 of 1 approval', 'left', 'group oncall', 'Your vote counts for: group oncall']) {
     assert(text.includes(want), `the approval card shows ${JSON.stringify(want)}; it reads:\n${text}`);
   }
   log('ok: the approval arrived live with its details');
@@ -57,8 +57,16 @@ run(async (browser) => {
   const questionID = await step('question');
   await alice.locator(`#card-${questionID}`).waitFor();
   eq(navigations, 0, 'page loads while four items arrived');
+  // The least time left first (the approvals share one TTL: the oldest
+  // first), and the count in the title.
   const order = await alice.$$eval('#inbox > article', (els) => els.map((e) => e.dataset.id));
-  eq(order, [questionID, rejectID, editID, approveID], 'inbox order (newest first)');
+  const byTimeLeft = await alice.evaluate(async () => {
+    const [a, q] = await Promise.all([fetch('/v1/approvals?status=pending').then((r) => r.json()), fetch('/v1/questions?status=pending').then((r) => r.json())]);
+    return [...a, ...q].sort((x, y) => (x.expires_at < y.expires_at ? -1 : x.expires_at > y.expires_at ? 1 : x.id < y.id ? -1 : 1)).map((x) => x.id);
+  });
+  eq(order, byTimeLeft, 'inbox order (least time left first)');
+  eq(order.filter((id) => id !== questionID), [approveID, editID, rejectID], 'approvals of one TTL, oldest first');
+  eq(await alice.title(), '(4) Inbox · rein', 'the page title');
   // The edit card shows the session's earlier action (the deploy).
   await alice.locator(`#card-${editID} ol.recent li`).first().waitFor();
   assert((await alice.locator(`#card-${editID} ol.recent`).innerText()).includes('deploy'), 'the session\'s recent actions list the deploy');
@@ -110,9 +118,11 @@ run(async (browser) => {
   // The agent's deny carries the message.
   const rej = alice.locator(`#card-${rejectID}`);
   await alice.locator(`#card-${rejectID}.selected`).waitFor();
-  await alice.keyboard.press('k');
-  await alice.locator(`#card-${questionID}.selected`).waitFor();
-  await alice.keyboard.press('j');
+  const rest = await alice.$$eval('#inbox > article', (els) => els.map((e) => e.dataset.id));
+  const other = rest.find((id) => id !== rejectID);
+  await alice.keyboard.press(rest.indexOf(other) > rest.indexOf(rejectID) ? 'j' : 'k');
+  await alice.locator(`#card-${other}.selected`).waitFor();
+  await alice.keyboard.press(rest.indexOf(other) > rest.indexOf(rejectID) ? 'k' : 'j');
   await alice.locator(`#card-${rejectID}.selected`).waitFor();
   await alice.keyboard.press('r');
   await alice.keyboard.type('over the refund limit; ask finance');

@@ -6,7 +6,8 @@
 import { chromium } from 'playwright-core';
 import { createInterface } from 'node:readline';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -109,6 +110,19 @@ export async function signIn(page, key, next = '/inbox') {
   await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
 }
 
+/**
+ * hold presses the mouse on loc for ms, then lets go: how "Hold to approve"
+ * (destructive or money-moving approvals) is pressed.
+ */
+export async function hold(page, loc, ms = 1500) {
+  await loc.scrollIntoViewIfNeeded();
+  const b = await loc.boundingBox();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2);
+  await page.mouse.down();
+  await page.waitForTimeout(ms);
+  await page.mouse.up();
+}
+
 /** shot saves a screenshot into SCREENSHOT_DIR. */
 export async function shot(page, name, opts = {}) {
   const path = join(env.SCREENSHOT_DIR, name + '.png');
@@ -137,4 +151,45 @@ export async function run(body) {
     lines.close();
   }
   process.exit(code);
+}
+
+const axeSource = readFileSync(fileURLToPath(new URL('./node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
+
+/**
+ * axe runs axe-core in the page (evaluated over the DevTools protocol, so
+ * the console's strict CSP stays on) and returns its serious and critical
+ * violations as short strings.
+ */
+export async function axe(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
+  const res = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ') + (n.failureSummary ? ' [' + n.failureSummary.replace(/\s+/g, ' ').slice(0, 160) + ']' : '')).join('; ')}`);
+  });
+  return res;
+}
+
+/** overflow is how many pixels the page is wider than the screen. */
+export function overflow(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+}
+
+/**
+ * smallTargets lists the visible tap targets (links, buttons, form fields)
+ * smaller than min px in height or width. Links inside running text are
+ * exempt, as WCAG 2.5.8 exempts them.
+ */
+export function smallTargets(page, min = 44) {
+  return page.evaluate((min) => {
+    const out = [];
+    for (const el of document.querySelectorAll('a[href], button, input:not([type=hidden]), select, textarea, summary, [tabindex="0"]')) {
+      const r = el.getBoundingClientRect();
+      if (!r.width || !r.height || getComputedStyle(el).visibility === 'hidden') continue;
+      if (el.tagName === 'A' && el.closest('p, li, dd, td, .notice') && !el.closest('nav, .meta')) continue;
+      if (el.matches('tr')) continue;
+      if (r.height < min - 0.5 || r.width < min - 0.5) out.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className ? '.' + String(el.className).split(' ').join('.') : ''} "${(el.textContent || el.value || '').trim().slice(0, 20)}" ${Math.round(r.width)}x${Math.round(r.height)}`);
+    }
+    return out;
+  }, min);
 }

@@ -25,6 +25,7 @@ run(async (browser) => {
   assert((await olga.locator('#checks tr.detail:not([hidden])').innerText()).includes('succeeded'), 'the check\'s reported result shows');
   log('ok: activity and filters');
 
+
   // The session timeline, then Stop (a lock) and Resume.
   await olga.goto(base + '/sessions/run-7');
   await olga.locator(`#timeline li[data-id="${ids.read}"]`).waitFor();
@@ -79,9 +80,112 @@ run(async (browser) => {
     return [m.equal(good, cp.root), m.equal(bad, cp.root)];
   }, index);
   eq(tampered, [true, false], 'the root from the entry as stored, and from a changed entry');
+  // Consistency: the first visit remembers the checkpoint; after more
+  // entries, the next visit proves that the log only grew.
+  await audra.locator('#consistency-first').waitFor();
+  const seenKey = await audra.evaluate(() => Object.keys(localStorage).find((k) => k.startsWith('rein.audit.seen.')));
+  const firstCP = JSON.parse(await audra.evaluate((k) => localStorage.getItem(k), seenKey));
+  eq(String(firstCP.size), (await audra.locator('#cp-size').innerText()).split(' ')[0], 'the remembered checkpoint size');
+  await step('check-in-session');
+  for (let i = 0; i < 20; i++) {
+    await audra.waitForTimeout(500);
+    await audra.reload();
+    await audra.locator('#consistency h2').waitFor();
+    if (Number((await audra.locator('#cp-size').innerText()).split(' ')[0]) > firstCP.size) break;
+  }
+  await audra.locator('#since-last.proof-ok').waitFor();
+  assert((await audra.locator('#since-last').innerText()).includes(`(${firstCP.size} → `), 'the page proves the log grew from the remembered checkpoint');
+  await audra.fill('#c-size', String(firstCP.size));
+  await audra.fill('#c-root', firstCP.root);
+  await audra.click('#consistency-form button[type=submit]');
+  await audra.locator('#consistency-result .proof-ok').waitFor();
+  const zeros = 'A'.repeat(43) + '=';
+  await audra.fill('#c-root', zeros);
+  await audra.click('#consistency-form button[type=submit]');
+  await audra.locator('#consistency-result .proof-bad').waitFor();
+  // A remembered checkpoint this log does not extend is reported, and kept.
+  await audra.evaluate(([k, v]) => localStorage.setItem(k, v), [seenKey, JSON.stringify({ ...firstCP, root: zeros })]);
+  await audra.reload();
+  await audra.locator('#since-last.proof-bad').waitFor();
+  eq(JSON.parse(await audra.evaluate((k) => localStorage.getItem(k), seenKey)).root, zeros, 'the checkpoint that failed is kept');
+  await audra.evaluate((k) => localStorage.removeItem(k), seenKey);
+  await audra.reload();
+  await audra.locator('#consistency-first').waitFor();
+  await audra.locator('#entries tr[data-index] button.prove').first().click();
+  await audra.locator('.proof[data-ok=true]').waitFor();
+  log('ok: consistency since the last visit and between two checkpoints, checked in the page');
+
+  // verifyConsistency against the server's proofs for every older size, with
+  // each older root computed here from the entries (RFC 6962 MTH).
+  const allSizes = await audra.evaluate(async () => {
+    const m = await import('/assets/merkle.js');
+    const cp = m.parseCheckpoint(await (await fetch('/v1/audit/checkpoint')).text());
+    const bytes = new Uint8Array(await (await fetch(`/v1/audit/entries?start=0&limit=${cp.size}`)).arrayBuffer());
+    const leaves = [];
+    let s = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      if (bytes[i] !== 10) continue;
+      const line = bytes.slice(s, i);
+      s = i + 1;
+      const e = JSON.parse(new TextDecoder().decode(line));
+      leaves.push(e.leaf_hash !== undefined && e.kind === undefined ? m.b64decode(e.leaf_hash) : await m.leafHash(line));
+    }
+    const mth = async (l) => {
+      if (l.length === 1) return l[0];
+      let k = 1;
+      while (k * 2 < l.length) k *= 2;
+      return m.nodeHash(await mth(l.slice(0, k)), await mth(l.slice(k)));
+    };
+    const out = { size: cp.size, leaves: leaves.length, rootOK: m.equal(await mth(leaves.slice(0, cp.size)), cp.root), good: 0, bad: [] };
+    for (let k = 1; k <= cp.size; k++) {
+      const old = await mth(leaves.slice(0, k));
+      const proof = k === cp.size ? { hashes: [] } : await (await fetch(`/v1/audit/proof/consistency?old=${k}&new=${cp.size}`)).json();
+      const hashes = proof.hashes.map(m.b64decode);
+      if (await m.verifyConsistency(k, cp.size, old, cp.root, hashes)) out.good++; else out.bad.push(k);
+      // a changed older root, or a dropped hash, must fail
+      const wrong = Uint8Array.from(old); wrong[0] ^= 1;
+      if (await m.verifyConsistency(k, cp.size, wrong, cp.root, hashes)) out.bad.push('wrong root ' + k);
+      if (hashes.length && await m.verifyConsistency(k, cp.size, old, cp.root, hashes.slice(1))) out.bad.push('short proof ' + k);
+    }
+    return out;
+  });
+  assert(allSizes.rootOK && allSizes.leaves >= allSizes.size, 'the root computed here from every entry: ' + JSON.stringify(allSizes));
+  eq([allSizes.good, allSizes.bad], [allSizes.size, []], 'consistency proofs checked here for every older size');
+  log(`ok: consistency proofs verified for all ${allSizes.size} older sizes; changed roots and short proofs fail`);
+
+  // Filters by kind and actor.
+  const kindsShown = await audra.$$eval('#f-kind option', (os) => os.map((o) => o.value).filter(Boolean));
+  assert(kindsShown.length >= 2, 'kinds to filter by: ' + kindsShown);
+  const kind = kindsShown[0];
+  await audra.selectOption('#f-kind', kind);
+  const visibleKinds = await audra.$$eval('#entries tr[data-index]:not([hidden])', (trs) => trs.map((t) => t.dataset.kind));
+  assert(visibleKinds.length >= 1 && visibleKinds.every((k) => k === kind), `entries shown for kind ${kind}: ${visibleKinds}`);
+  assert(new URL(audra.url()).searchParams.get('kind') === kind, 'the kind is kept in the address');
+  await audra.selectOption('#f-kind', '');
+  await audra.fill('#f-actor', 'alice');
+  await audra.click('#entry-filters button[type=submit]');
+  const actors = await audra.$$eval('#entries tr[data-index]:not([hidden])', (trs) => trs.map((t) => t.dataset.actor));
+  assert(actors.length >= 1 && actors.every((a) => a.includes('alice')), 'entries shown for actor alice: ' + actors);
+  assert((await audra.locator('#entries-shown').innerText()).includes('actor “alice”'), 'the page says what the filter shows');
+  await audra.fill('#f-actor', '');
+  await audra.click('#entry-filters button[type=submit]');
+  log('ok: audit entries filtered by kind', kind, 'and by actor');
   await shot(audra, 'console-audit');
   eq(await audra.locator('nav a[href="/admin"]').count(), 0, 'Admin links for an auditor');
   log('ok: audit proof checked in the page for entry', index);
+
+  // A bundle made in the page, the first two entries as leaf hashes,
+  // verifies offline with rein audit verify; tampered, it fails.
+  await audra.fill('#b-from', '2');
+  const [tarFile] = await Promise.all([audra.waitForEvent('download'), audra.click('#download-bundle')]);
+  assert(/^rein-audit-\d+\.tar$/.test(tarFile.suggestedFilename()), 'the bundle file name: ' + tarFile.suggestedFilename());
+  const made = await audra.locator('#bundle-result').innerText();
+  const m = made.match(/^(\d+) entries \((\d+) in full, (\d+) as leaf hashes\) and \d+ checkpoints in rein-audit-\1\.tar$/);
+  // Leaf hashes: the first two, and the entries of other tenants.
+  assert(m && Number(m[3]) >= 2 && Number(m[2]) + Number(m[3]) === Number(m[1]), 'the page says what the bundle holds: ' + made);
+  const verified = await step('verify-bundle', await tarFile.path());
+  assert(verified.startsWith('OK'), 'rein audit verify of the bundle from the page: ' + verified);
+  log('ok: audit bundle from the page verified offline:', verified);
 
   // Policy: version, source, and a simulation with its trace.
   await olga.goto(base + '/policy');
@@ -131,6 +235,33 @@ run(async (browser) => {
   await zoe.waitForURL(/\/sign-in/, { timeout: 10000 });
   eq(new URL(zoe.url()).pathname, '/sign-in', 'a revoked key\'s console session');
   log('ok: revoking a key ends its console session');
+
+  // Export: the filtered decisions, as JSON lines and as CSV.
+  await olga.goto(base + '/activity?session=run-7');
+  await olga.locator(`#checks tr[data-id="${ids.read}"]`).waitFor();
+  const download = async (button) => {
+    const [d] = await Promise.all([olga.waitForEvent('download'), olga.click(button)]);
+    const chunks = [];
+    for await (const c of await d.createReadStream()) chunks.push(c);
+    return [d.suggestedFilename(), Buffer.concat(chunks).toString('utf8')];
+  };
+  const [jname, jsonl] = await download('#export-jsonl');
+  assert(/^rein-activity-.*\.jsonl$/.test(jname), 'the JSONL file name: ' + jname);
+  const exported = jsonl.trim().split('\n').map((l) => JSON.parse(l));
+  const inRun7 = await olga.evaluate(async () => (await (await fetch('/v1/checks?session=run-7&limit=500')).json()).map((c) => c.id));
+  eq(exported.map((c) => c.id).sort(), inRun7.sort(), 'the checks exported for session run-7');
+  assert(Object.values(ids).every((id) => inRun7.includes(id)), 'the session\'s checks include those made here');
+  assert(exported.every((c) => c.check.session === 'run-7' && c.facts !== undefined), 'the export holds the API records of run-7');
+  await olga.goto(base + '/activity?decision=deny&tool=shell.exec');
+  await olga.locator(`#checks tr[data-id="${ids.deny}"]`).waitFor();
+  const [cname, csv] = await download('#export-csv');
+  assert(cname.endsWith('.csv'), 'the CSV file name: ' + cname);
+  const csvLines = csv.trim().split('\r\n');
+  assert(csvLines[0].startsWith('time,id,tenant,decision,agent,tool'), 'the CSV header: ' + csvLines[0]);
+  eq(csvLines.length, 2, 'CSV lines (header and the one denied check)');
+  assert(csvLines[1].includes(`"${ids.deny}"`) && csvLines[1].includes('"deny"') && csvLines[1].includes('rm -rf /etc/nginx'), 'the denied check in the CSV: ' + csvLines[1]);
+  assert((await olga.locator('#export-msg').innerText()).includes('1 decision exported as CSV'), 'the page says what it exported');
+  log('ok: activity exported as JSONL and CSV, filters applied');
 
   for (const [who, p] of [['olga', olga], ['alice', alice], ['audra', audra]]) {
     eq(p.errors, [], `script errors on ${who}'s pages`);

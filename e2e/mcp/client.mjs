@@ -3,9 +3,11 @@
 //   {"transport": "stdio", "command": "...", "args": [...], "env": {...}}
 //   {"transport": "http", "url": "http://127.0.0.1:9000/mcp"}
 //   "elicitation": "accept" | "decline" | "cancel" | "none" (no capability)
-//   "steps": [{"op": "listTools"} | {"op": "call", "name": "...", "arguments": {...}}
+//   "steps": [{"op": "listTools"} | {"op": "call", "name": "...", "arguments": {...},
+//              "timeout": ms (default 120000; 0 for the SDK default), "progress": true (ask for progress and
+//              reset the timeout on it)}
 //             | {"op": "ping"} | {"op": "listResources"} | {"op": "listPrompts"}]
-// It prints one JSON object: {"results": [...], "elicitations": [...]}.
+// It prints one JSON object: {"results": [...], "elicitations": [...], "progress": [...]}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -16,6 +18,7 @@ const mode = plan.elicitation ?? "none";
 const capabilities = mode === "none" ? {} : { elicitation: { form: {} } };
 const client = new Client({ name: "rein-e2e-client", version: "1.0.0" }, { capabilities });
 const elicitations = [];
+const progress = [];
 if (mode !== "none") {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     elicitations.push({ message: req.params.message, schema: req.params.requestedSchema });
@@ -44,7 +47,13 @@ try {
           break;
         }
         case "call": {
-          const r = await client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, { timeout: 120000 });
+          // timeout 0: the SDK's own default (60 s), as a user's client has it.
+          const opts = step.timeout === 0 ? {} : { timeout: step.timeout ?? 120000 };
+          if (step.progress) {
+            opts.resetTimeoutOnProgress = true;
+            opts.onprogress = (p) => progress.push({ name: step.name, ms: Date.now() - started, ...p });
+          }
+          const r = await client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, opts);
           const text = (r.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
           results.push({ op: step.op, name: step.name, isError: r.isError === true, text, ms: Date.now() - started });
           break;
@@ -69,6 +78,6 @@ try {
 } catch (err) {
   results.push({ op: "connect", error: String(err?.message ?? err) });
 }
-process.stdout.write(JSON.stringify({ results, elicitations }) + "\n");
+process.stdout.write(JSON.stringify({ results, elicitations, progress }) + "\n");
 await client.close().catch(() => {});
 process.exit(0);

@@ -8,17 +8,22 @@ const routes = [
   { re: /^\/sessions\/([^/]+)$/, page: 'session', title: 'Session' },
   { re: /^\/approvals\/([^/]+)$/, page: 'approval', title: 'Approval' },
   { re: /^\/questions\/([^/]+)$/, page: 'question', title: 'Question' },
+  { re: /^\/reviews$/, page: 'reviews', title: 'Reviews' },
+  { re: /^\/reviews\/([^/]+)$/, page: 'review', title: 'Review' },
   { re: /^\/audit$/, page: 'audit', title: 'Audit' },
   { re: /^\/policy$/, page: 'policy', title: 'Policy' },
   { re: /^\/admin$/, page: 'admin', title: 'Admin' },
+  { re: /^\/passkeys$/, page: 'passkeys', title: 'Passkeys' },
 ];
 
 const nav = [
   { href: '/inbox', text: 'Inbox', roles: ['approver', 'admin', 'auditor'] },
   { href: '/activity', text: 'Activity', roles: ['approver', 'admin', 'auditor'] },
+  { href: '/reviews', text: 'Reviews', roles: ['approver', 'admin', 'auditor'] },
   { href: '/audit', text: 'Audit', roles: ['admin', 'auditor'] },
   { href: '/policy', text: 'Policy', roles: ['admin', 'auditor'] },
   { href: '/admin', text: 'Admin', roles: ['admin'] },
+  { href: '/passkeys', text: 'Passkeys', roles: ['approver', 'admin'] },
 ];
 
 async function main() {

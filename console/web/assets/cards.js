@@ -1,21 +1,103 @@
 // Approval and question cards: everything a careful approver needs to
 // decide, and the controls to do it. The server applies the same rules as
 // for any API client; the hints here only save a round trip.
-import { h, fill, api, ago, left, badge, tags, link, jsonView, pretty, diffView, errorBox, toast, withTenant } from './lib.js';
+import { h, fill, api, ago, left, badge, tags, link, jsonView, pretty, diffView, errorBox, toast, withTenant, isAllTenants, marksFromFacts, approverWords, isOffline, trackDraft, draft, dropDraft } from './lib.js';
+import { confirmVote } from './passkey.js';
 
-/** counting is how many approving votes count (those since the last edit). */
-export function counting(a) {
+/**
+ * counted returns the approving votes that count, as rein counts them
+ * (approval.go, satisfied): those since the last edit, one per voter.
+ */
+export function counted(a) {
   const votes = a.votes || [];
   let start = 0;
   votes.forEach((v, i) => { if (v.vote === 'edit') start = i; });
-  return votes.slice(start).filter((v) => v.vote === 'approve' || v.vote === 'edit').length;
+  const seen = new Set();
+  return votes.slice(start).filter((v) => {
+    if (v.vote !== 'approve' && v.vote !== 'edit') return false;
+    const id = String(v.by_key || '').startsWith('client:') ? v.by_key : 'name:' + v.by;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
 }
 
-function eligible(who, selectors) {
-  return (selectors || []).some((s) => {
-    const [kind, val] = s.split(':');
-    return (kind === 'group' && (who.groups || []).includes(val)) || (kind === 'user' && who.name === val) || (kind === 'role' && who.roles.includes(val));
+/** counting is how many approving votes count (those since the last edit). */
+export function counting(a) {
+  return counted(a).length;
+}
+
+/** matches reports whether a voter ({name, roles, groups, client}) is one the selector names. */
+function matches(sel, v) {
+  if (sel === 'client' || v.client) return sel === 'client' && !!v.client;
+  const i = String(sel).indexOf(':');
+  if (i < 1) return false;
+  const kind = sel.slice(0, i);
+  const val = sel.slice(i + 1);
+  return (kind === 'group' && (v.groups || []).includes(val)) || (kind === 'user' && v.name === val) || (kind === 'role' && (v.roles || []).includes(val));
+}
+
+/** approverSets are the sets that must each be satisfied. */
+export function approverSets(a) {
+  return (a.approver_sets || []).length ? a.approver_sets : [a.approvers || []];
+}
+
+function setWords(set) {
+  return set.map(approverWords).join(' or ');
+}
+
+/**
+ * quorum says where an approval stands: how many approving votes count of
+ * the quorum, and for each approver set the votes that satisfy it. rein
+ * approves when the quorum is reached and every set has a vote.
+ */
+export function quorum(a) {
+  const votes = counted(a);
+  const need = Math.max(a.quorum || 1, 1);
+  const sets = approverSets(a).map((set) => {
+    const by = votes.filter((v) => set.some((s) => matches(s, { name: v.by, roles: v.roles, groups: v.groups, client: String(v.by_key || '').startsWith('client:') })));
+    return { set, words: setWords(set), by: by.map((v) => v.by), met: by.length > 0 };
   });
+  const missing = [];
+  if (votes.length < need) missing.push(`${need - votes.length} more approval${need - votes.length === 1 ? '' : 's'}`);
+  for (const x of sets) if (!x.met) missing.push(`one from ${x.words}`);
+  return { have: votes.length, need, sets, missing };
+}
+
+function voterOf(who) {
+  return { name: who.name, roles: who.roles, groups: who.groups || [] };
+}
+
+/** countsFor lists the approver sets the signed-in person's vote would count for. */
+export function countsFor(who, a) {
+  return approverSets(a).filter((set) => set.some((s) => matches(s, voterOf(who)))).map(setWords);
+}
+
+/** highRisk says whether approving needs a deliberate confirm: destructive or money-moving. */
+export function highRisk(a) {
+  return (a.risk || []).some((t) => /(^|\.)destructive$/.test(t) || t === 'money' || t.startsWith('money.'));
+}
+
+/** why says why rein asks: the rule and its reason, or that the rule gives none. */
+export function why(a) {
+  const rule = a.rule || '';
+  const reason = a.reason || '';
+  const more = approverSets(a).length > 1
+    ? h('p', { class: 'more-rules muted' }, `More than one rule asks for this: each of the ${approverSets(a).length} approver sets below must approve.`) : null;
+  // Each rule that asked, with its own reason and the people it asks.
+  const asks = a.asks || [];
+  if (asks.length > 1) {
+    return [h('ul', { class: 'asks' }, asks.map((x) => h('li', {}, h('code', {}, x.rule), ' ',
+      !x.reason || x.reason === 'matched rule ' + x.rule
+        ? h('span', { class: 'reason muted' }, 'gives no reason')
+        : h('span', { class: 'reason' }, x.reason),
+      h('span', { class: 'muted' }, ' — asks ', setWords(x.approvers || []) || 'the default approvers')))), more];
+  }
+  if (!rule) return [h('span', { class: 'reason' }, reason || 'no rule named'), more];
+  if (!reason || reason === 'matched rule ' + rule) {
+    return [h('code', {}, rule), ' ', h('span', { class: 'reason muted' }, 'asks for a person; the policy gives no reason for this rule'), more];
+  }
+  return [h('code', {}, rule), ' ', h('span', { class: 'reason' }, reason), more];
 }
 
 function oneLine(v) {
@@ -40,104 +122,224 @@ export async function recent(el, tenant, session, skip) {
   }
 }
 
+const HOLD_MS = 1200;
+
+/**
+ * holdButton is a button that acts only when held (pointer, or Enter/Space
+ * kept down) for HOLD_MS: a deliberate confirm that a slip or a stray key
+ * cannot give.
+ */
+function holdButton(label, attrs, onDone) {
+  const fillBar = h('span', { class: 'hold-fill', 'aria-hidden': 'true' });
+  const b = h('button', { ...attrs, type: 'button' }, fillBar, h('span', { class: 'hold-label' }, label));
+  let timer = null;
+  const start = (e) => {
+    if (b.disabled || timer) return;
+    if (e && e.type === 'pointerdown') b.setPointerCapture?.(e.pointerId);
+    b.classList.add('holding');
+    timer = setTimeout(() => { timer = null; b.classList.remove('holding'); onDone(); }, HOLD_MS);
+  };
+  const stop = () => {
+    if (!timer) return;
+    clearTimeout(timer);
+    timer = null;
+    b.classList.remove('holding');
+  };
+  b.addEventListener('pointerdown', start);
+  for (const ev of ['pointerup', 'pointercancel', 'pointerleave', 'blur']) b.addEventListener(ev, stop);
+  b.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); if (!e.repeat) start(); } });
+  b.addEventListener('keyup', (e) => { if (e.key === 'Enter' || e.key === ' ') stop(); });
+  b.addEventListener('contextmenu', (e) => e.preventDefault());
+  return b;
+}
+
 /**
  * approvalCard renders an approval. opts.onResolved(a) is called when a
  * vote leaves it no longer pending.
  */
 export function approvalCard(a, { who, onResolved, detail = false }) {
-  const card = h('article', { class: 'card approval', id: 'card-' + a.id, tabindex: '-1', dataset: { id: a.id, kind: 'approval' } });
+  const card = h('article', { class: 'card approval', id: 'card-' + a.id, tabindex: '-1', dataset: { id: a.id, kind: 'approval' }, 'aria-labelledby': 'title-' + a.id });
   const body = h('div', { class: 'card-body' });
   const status = h('div', { class: 'status-line' });
-  const actions = h('div', { class: 'actions' });
+  const actions = h('div', { class: 'actions' + (detail ? ' sticky-actions' : '') });
   const forms = h('div', { class: 'forms' });
-  const msg = h('div', { class: 'card-msg' });
+  const msg = h('div', { class: 'card-msg', role: 'status' });
   const recentEl = h('div', { class: 'recent-box' }, h('p', { class: 'muted' }, 'Loading the session…'));
+  const argsEl = h('dd', { class: 'args' }, jsonView(a.args));
+  const headBadge = h('span', { class: 'head-badge' });
   let current = a;
+  let marks = [];
 
   const t = a.tenant;
+  const risky = highRisk(a);
   card.append(
     h('header', { class: 'card-head' },
-      h('h3', {}, h('code', { class: 'tool' }, a.tool), ' ', badge(a.status, 'status ' + a.status)),
+      h('h2', { id: 'title-' + a.id }, h('code', { class: 'tool' }, a.tool), ' ', headBadge),
       h('div', { class: 'meta' },
         h('span', {}, 'agent ', h('strong', { class: 'agent' }, a.agent)),
         h('span', {}, 'session ', a.session ? link('/sessions/' + encodeURIComponent(a.session), a.session, t) : h('span', { class: 'muted' }, 'none')),
         h('span', {}, 'asked ', ago(a.created_at)),
-        detail ? null : link('/approvals/' + encodeURIComponent(a.id), 'open', t))),
-    body, status, msg, actions, forms);
+        detail ? null : h('a', { href: withTenant('/approvals/' + encodeURIComponent(a.id), t), class: 'open', 'aria-label': `Open the approval of ${a.tool}` }, 'open'))),
+    body, status, msg, forms, actions);
 
   fill(body,
     h('dl', { class: 'facts' },
-      h('dt', {}, 'Rule'), h('dd', {}, h('code', {}, a.rule || '—'), ' ', h('span', { class: 'reason' }, a.reason)),
-      h('dt', {}, 'Intent'), h('dd', { class: 'intent' }, a.intent ? a.intent : h('span', { class: 'muted' }, 'not given')),
-      h('dt', {}, 'Risk'), h('dd', {}, (a.risk || []).length ? tags(a.risk) : h('span', { class: 'muted' }, 'none found')),
-      h('dt', {}, 'Arguments'), h('dd', {}, jsonView(a.args)),
-      h('dt', {}, 'Session'), h('dd', {}, recentEl)));
+      h('dt', {}, 'Will run'), argsEl,
+      h('dt', {}, 'Risk'), h('dd', {}, (a.risk || []).length ? tags(a.risk) : h('span', { class: 'muted' }, 'none found'),
+        risky ? h('p', { class: 'notice hot-note' }, (a.risk || []).some((x) => x === 'money' || x.startsWith('money.')) ? 'Moves money: approving needs a deliberate confirm.' : 'Destructive: approving needs a deliberate confirm.') : null),
+      h('dt', {}, 'Why'), h('dd', {}, why(a)),
+      h('dt', { class: 'extra' }, 'Intent'), h('dd', { class: 'intent extra' }, a.intent ? a.intent : h('span', { class: 'muted' }, 'not given')),
+      h('dt', { class: 'extra' }, 'Session'), h('dd', { class: 'extra' }, recentEl)));
   recent(recentEl, t === who.tenant ? '' : t, a.session, a.check_id);
+  loadFacts();
 
+  // The check behind the approval carries rein's facts: the commands, URLs,
+  // paths and SQL it found, highlighted in the arguments.
+  async function loadFacts() {
+    if (!a.check_id) return;
+    try {
+      const q = `/v1/checks/${encodeURIComponent(a.check_id)}` + (t && t !== who.tenant ? '?tenant=' + encodeURIComponent(t) : '');
+      const c = await api('GET', q);
+      marks = marksFromFacts(c.facts);
+      if (!marks.length) return;
+      fill(argsEl, jsonView(current.args, marks),
+        h('p', { class: 'legend muted' }, 'Highlighted: what rein found that changes things (commands not known to be read-only, files written, private hosts, statements that write). Hover or focus a part for what it is.'));
+    } catch (_) { /* the arguments show without highlights */ }
+  }
+
+  // A pending approval whose time is up takes no more votes (rein refuses
+  // them): it shows as expired at once, without waiting for the server.
+  let expiryTimer = null;
   function renderStatus() {
     const x = current;
-    const n = counting(x);
+    const qs = quorum(x);
+    const timeUp = x.status === 'pending' && Date.parse(x.expires_at) <= Date.now();
+    const shown = timeUp ? 'expired' : x.status;
+    fill(headBadge, badge(shown, 'status ' + shown));
+    const pending = x.status === 'pending' && !timeUp;
+    clearTimeout(expiryTimer);
+    if (pending) expiryTimer = setTimeout(renderStatus, Math.min(Date.parse(x.expires_at) - Date.now() + 50, 2 ** 31 - 1));
+    if (timeUp) fill(forms);
     fill(status,
-      h('span', { class: 'votes' }, `${n} of ${x.quorum} approval${x.quorum === 1 ? '' : 's'}`),
-      x.status === 'pending' ? left(x.expires_at) : badge(x.status, 'status ' + x.status),
-      h('span', { class: 'muted' }, 'approvers: ' + (x.approvers || []).join(', ')),
-      (x.votes || []).length ? h('ul', { class: 'votes-list' }, x.votes.map((v) =>
-        h('li', {}, h('strong', {}, v.by), ' ', v.vote, v.message ? [': “', v.message, '”'] : '', ' ', ago(v.at)))) : null);
+      h('span', { class: 'votes' }, `${qs.have} of ${qs.need} approval${qs.need === 1 ? '' : 's'}`),
+      pending ? left(x.expires_at) : badge(shown, 'status ' + shown),
+      timeUp ? h('span', { class: 'muted' }, 'time is up: rein takes no more votes') : null,
+      h('ul', { class: 'sets', 'aria-label': 'Approvals needed per approver set' }, qs.sets.map((s) =>
+        h('li', { class: s.met ? 'met' : 'unmet' }, h('span', { 'aria-hidden': 'true' }, s.met ? '✓ ' : '○ '),
+          s.words, ': ', s.met ? `approved by ${s.by.join(', ')}` : '0 of 1, waiting'))),
+      pending && qs.missing.length && qs.have > 0 ? h('p', { class: 'still' }, 'Still pending: needs ', qs.missing.join(' and '), '.') : null,
+      (x.votes || []).length ? h('ul', { class: 'votes-list' }, x.votes.map((v) => {
+        const as = approverSets(x).filter((set) => set.some((sel) => matches(sel, { name: v.by, roles: v.roles, groups: v.groups, client: String(v.by_key || '').startsWith('client:') }))).map(setWords);
+        return h('li', {}, h('strong', {}, v.by), ' ', v.vote, v.message ? [': “', v.message, '”'] : '', ' ', ago(v.at),
+          v.vote !== 'reject' && as.length ? h('span', { class: 'muted' }, ` · counted for ${as.join('; ')}`) : null);
+      })) : null);
     fill(actions);
-    fill(forms);
-    if (x.status !== 'pending') return;
+    if (!pending) { fill(forms); return; }
     if (x.agent_key_id === who.key_id) {
       actions.append(h('p', { class: 'muted' }, 'You asked for this action with this key: you cannot vote on it.'));
       return;
     }
-    if ((x.votes || []).some((v) => v.by_key === who.key_id)) {
-      actions.append(h('p', { class: 'muted' }, 'You have voted on this approval.'));
+    if ((x.votes || []).some((v) => v.by_key === who.key_id || v.by === who.name)) {
+      actions.append(h('p', { class: 'muted voted' }, 'You have voted on this approval.'));
       return;
     }
     if (!who.roles.includes('approver') && !who.roles.includes('admin')) {
       actions.append(h('p', { class: 'muted' }, 'Auditors can read approvals but not vote.'));
       return;
     }
-    if (!eligible(who, x.approvers)) {
-      actions.append(h('p', { class: 'notice' }, `You are not one of the approvers named (${(x.approvers || []).join(', ')}); rein will refuse your vote.`));
-    }
-    actions.append(
-      h('button', { class: 'primary approve', onclick: () => approve(), title: 'Approve (a)' }, 'Approve'),
+    const mine = countsFor(who, x);
+    actions.append(mine.length
+      ? h('p', { class: 'counts-for' }, 'Your vote counts for: ', h('strong', {}, mine.join('; ')),
+        qs.sets.length > mine.length ? h('span', { class: 'muted' }, ` (not for ${qs.sets.filter((s) => !mine.includes(s.words)).map((s) => s.words).join('; ')})`) : null)
+      : h('p', { class: 'notice' }, `You are not one of the approvers named (${qs.sets.map((s) => s.words).join('; ')}); rein will refuse your vote.`));
+    const approveBtn = risky
+      ? holdButton('Hold to approve', { class: 'primary approve hold', title: 'Press and hold to approve', 'aria-label': 'Hold to approve: press and hold, or hold Enter' }, () => approve())
+      : h('button', { class: 'primary approve', onclick: () => approve(), title: 'Approve (a)' }, 'Approve');
+    actions.append(approveBtn,
       h('button', { class: 'danger reject', onclick: () => openReject(), title: 'Reject with a message (r)' }, 'Reject…'),
       h('button', { class: 'edit', onclick: () => openEdit(), title: 'Edit the arguments, then approve (e)' }, 'Edit…'));
+    const stop = stopAgentButton();
+    if (stop) actions.append(stop);
+    if (isOffline()) for (const b of actions.querySelectorAll('button')) { b.disabled = true; b.dataset.offlineDisabled = '1'; }
+    if (!forms.firstChild && draft('reject:' + x.id)) openReject(false);
+  }
+
+  // Admins can stop the asking agent with one tap: a lock on the agent
+  // (and its sub-agents) denies its every further check and voids its
+  // pending approvals, this one included. Stopping is safe to do in haste;
+  // the Admin page removes the lock.
+  function stopAgentButton() {
+    if (!who.roles.includes('admin')) return null;
+    const agent = a.agent.split('/')[0];
+    return h('button', { class: 'danger stop-agent', title: `Lock agent ${agent}: every check it makes is denied` , onclick: async (e) => {
+      const b = e.currentTarget;
+      b.disabled = true;
+      try {
+        const body = { target: { agent }, reason: `stopped from the console by ${who.name} while reviewing ${a.tool}` };
+        if (t && t !== who.tenant) body.tenant = t;
+        await api('POST', '/v1/locks', body);
+        toast(`Agent ${agent} stopped: every check it makes is denied until the lock is removed (Admin page).`);
+        fill(msg, h('p', { class: 'notice' }, `Agent ${agent} is stopped. Its pending approvals are void.`));
+      } catch (err) {
+        fill(msg, errorBox(err));
+        b.disabled = isOffline();
+      }
+    } }, `Stop agent ${agent}`);
+  }
+
+  function tell(label, x) {
+    const qs = quorum(x);
+    if (x.status === 'pending') {
+      const rest = qs.missing.length ? 'still pending: needs ' + qs.missing.join(' and ') : 'still pending';
+      return `${label} recorded for ${a.tool}; ${rest}.`;
+    }
+    return `${label}: ${a.tool} is now ${x.status}.`;
   }
 
   async function vote(body, label) {
     fill(msg);
-    for (const b of card.querySelectorAll('button')) b.disabled = true;
+    const buttons = [...card.querySelectorAll('.actions button, .forms button')];
+    for (const b of buttons) b.disabled = true;
     try {
+      if (current.step_up && body.vote !== 'reject') body = { ...body, step_up: await confirmVote(a.id) }; // passkey step-up
       current = await api('POST', `/v1/approvals/${encodeURIComponent(a.id)}/votes`, body);
-      toast(`${label}: ${a.tool} (${current.status})`);
+      dropDraft('reject:' + a.id);
+      const said = tell(label, current);
+      toast(said);
+      fill(forms);
       renderStatus();
+      if (current.status === 'pending') fill(msg, h('p', { class: 'notice' }, said));
       if (current.status !== 'pending' && onResolved) onResolved(current);
     } catch (err) {
       fill(msg, errorBox(err));
-      for (const b of card.querySelectorAll('button')) b.disabled = false;
+      if (err.status === 0) toast('Not sent: ' + err.message, 'error');
+      if (err.status !== 401) {
+        for (const b of buttons) {
+          b.disabled = isOffline();
+          if (isOffline()) b.dataset.offlineDisabled = '1'; // enabled again when the server answers
+        }
+      }
     }
   }
 
   function approve() {
-    return vote({ vote: 'approve', message: '' }, 'Approved');
+    return vote({ vote: 'approve', message: '' }, 'Your approval');
   }
 
-  function openReject() {
-    const text = h('textarea', { class: 'reject-message', rows: 2, placeholder: 'Why? The agent receives this message.', 'aria-label': 'Rejection message' });
-    const send = () => vote({ vote: 'reject', message: text.value.trim() }, 'Rejected');
+  function openReject(focus = true) {
+    const text = trackDraft(h('textarea', { class: 'reject-message', rows: 2, placeholder: 'Why? The agent receives this message.', 'aria-label': 'Rejection message' }), 'reject:' + a.id);
+    const send = () => vote({ vote: 'reject', message: text.value.trim() }, 'Your rejection');
+    const cancel = () => { dropDraft('reject:' + a.id); fill(forms); };
     text.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) send();
-      if (e.key === 'Escape') fill(forms);
+      if (e.key === 'Escape') cancel();
     });
     fill(forms, h('div', { class: 'form reject-form' }, text,
       h('div', { class: 'row' },
         h('button', { class: 'danger confirm-reject', onclick: send }, 'Reject'),
-        h('button', { class: 'link', onclick: () => fill(forms) }, 'Cancel'),
+        h('button', { class: 'cancel', onclick: cancel }, 'Cancel'),
         h('span', { class: 'muted' }, 'Ctrl+Enter sends, Esc cancels'))));
-    text.focus();
+    if (focus) text.focus();
   }
 
   function openEdit() {
@@ -164,11 +366,11 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
     };
     text.addEventListener('input', update);
     text.addEventListener('keydown', (e) => { if (e.key === 'Escape') fill(forms); });
-    send.addEventListener('click', () => parsed && vote({ vote: 'edit', message: note.value.trim(), args: parsed }, 'Approved with edits'));
+    send.addEventListener('click', () => parsed && vote({ vote: 'edit', message: note.value.trim(), args: parsed }, 'Your approval with edits'));
     fill(forms, h('div', { class: 'form edit-form' },
       h('p', { class: 'muted' }, 'Edited arguments are checked by policy again; rein refuses an edit that policy would deny.'),
       text, diff, note,
-      h('div', { class: 'row' }, send, h('button', { class: 'link', onclick: () => fill(forms) }, 'Cancel'))));
+      h('div', { class: 'row' }, send, h('button', { class: 'cancel', onclick: () => fill(forms) }, 'Cancel'))));
     update();
     text.focus();
   }
@@ -178,7 +380,18 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
     el: card,
     get approval() { return current; },
     update(x) { if (x.status !== current.status || (x.votes || []).length !== (current.votes || []).length) { current = x; renderStatus(); } },
-    approve: () => card.querySelector('button.approve') && approve(),
+    // A high-risk approval is never approved by a single key: the key
+    // brings the focus to the hold button instead.
+    approve: () => {
+      const b = card.querySelector('button.approve');
+      if (!b || b.disabled) return;
+      if (b.classList.contains('hold')) {
+        b.focus();
+        fill(msg, h('p', { class: 'notice hold-hint' }, 'This approval is destructive or moves money: press and hold “Hold to approve” (or hold Enter) to approve.'));
+        return;
+      }
+      approve();
+    },
     reject: () => card.querySelector('button.reject') && openReject(),
     edit: () => card.querySelector('button.edit') && openEdit(),
   };
@@ -190,17 +403,17 @@ export function questionCard(q, { who, onResolved, detail = false }) {
   const control = h('div', { class: 'answer' });
   const msg = h('div', { class: 'card-msg' });
   let current = q;
-  card.append(
+  fill(card, 
     h('header', { class: 'card-head' },
-      h('h3', {}, h('span', { class: 'kind' }, 'Question'), ' ', badge(q.status, 'status ' + q.status)),
+      h('h2', {}, h('span', { class: 'kind' }, 'Question'), ' ', badge(q.status, 'status ' + q.status)),
       h('div', { class: 'meta' },
         h('span', {}, 'agent ', h('strong', {}, q.agent)),
         h('span', {}, 'session ', q.session ? link('/sessions/' + encodeURIComponent(q.session), q.session, q.tenant) : h('span', { class: 'muted' }, 'none')),
         h('span', {}, 'asked ', ago(q.created_at)),
         q.status === 'pending' ? left(q.expires_at) : null,
-        detail ? null : link('/questions/' + encodeURIComponent(q.id), 'open', q.tenant))),
+        detail ? null : h('a', { href: withTenant('/questions/' + encodeURIComponent(q.id), q.tenant), class: 'open', 'aria-label': 'Open the question' }, 'open'))),
     h('p', { class: 'question-text' }, q.text),
-    (q.ask || []).length ? h('p', { class: 'muted' }, 'asked of: ' + q.ask.join(', ')) : null,
+    (q.ask || []).length ? h('p', { class: 'muted' }, 'asked of: ' + q.ask.map(approverWords).join(', ')) : null,
     msg, control);
 
   async function answer(value) {
@@ -208,6 +421,7 @@ export function questionCard(q, { who, onResolved, detail = false }) {
     for (const b of card.querySelectorAll('button')) b.disabled = true;
     try {
       current = await api('POST', `/v1/questions/${encodeURIComponent(q.id)}/answer`, { answer: value });
+      dropDraft('answer:' + q.id);
       toast('Answered: ' + q.text.slice(0, 40));
       renderControl();
       if (current.status !== 'pending' && onResolved) onResolved(current);
@@ -235,7 +449,7 @@ export function questionCard(q, { who, onResolved, detail = false }) {
       fill(control, schemaForm(x.schema, answer));
       return;
     }
-    const text = h('textarea', { class: 'answer-text', rows: 2, 'aria-label': 'Answer' });
+    const text = trackDraft(h('textarea', { class: 'answer-text', rows: 2, 'aria-label': 'Answer' }), 'answer:' + x.id);
     fill(control, h('div', { class: 'form' }, text, h('button', { class: 'primary', onclick: () => text.value.trim() && answer(text.value.trim()) }, 'Send answer')));
   }
 
@@ -282,3 +496,106 @@ function schemaForm(schema, submit) {
 }
 
 export { withTenant };
+
+/**
+ * turnsOf groups pending approvals by agent turn (the checks' batch): the
+ * turns of two or more approvals from one agent, key and session, the only
+ * ones rein votes on together. Approvals are in the order given.
+ */
+export function turnsOf(approvals) {
+  const by = new Map();
+  for (const a of approvals) {
+    if (!a.batch || a.status !== 'pending') continue;
+    const k = a.tenant + '\u0000' + a.batch;
+    if (!by.has(k)) by.set(k, []);
+    by.get(k).push(a);
+  }
+  return [...by.values()].filter((list) => list.length > 1 && list.every((a) =>
+    a.agent === list[0].agent && a.agent_key_id === list[0].agent_key_id && a.session === list[0].session));
+}
+
+/**
+ * turnPanel decides every pending approval of one agent turn at once, with
+ * each action listed whole. Offered only when the signed-in person's vote
+ * counts on every one of them; a destructive or money-moving action in the
+ * turn makes approving all a press-and-hold. Before voting it asks rein
+ * for the turn's pending approvals again and votes only when they are the
+ * ones shown; after voting it says loudly if rein counted one more.
+ */
+export function turnPanel(list, { who, onDone }) {
+  const first = list[0];
+  const ids = list.map((a) => a.id).sort();
+  if (!list.every((a) => countsFor(who, a).length > 0)) return null;
+  const msg = h('div', { class: 'turn-msg', role: 'status' });
+  const forms = h('div', { class: 'forms' });
+  const n = list.length;
+  const risky = list.some(highRisk);
+  const panel = h('section', { class: 'turn', dataset: { batch: first.batch }, 'aria-labelledby': 'turn-title-' + first.id },
+    h('h2', { id: 'turn-title-' + first.id }, `${first.agent}'s turn `, h('code', {}, first.batch), `: ${n} approvals`),
+    h('p', { class: 'muted' }, `One vote on all ${n} actions of this turn (session ${first.session || '—'}). Each one:`),
+    h('ol', { class: 'turn-actions' }, list.map((a) => h('li', { dataset: { id: a.id } },
+      h('code', { class: 'tool' }, a.tool), ' ', (a.risk || []).length ? tags(a.risk) : null, jsonView(a.args)))));
+  const actions = h('div', { class: 'actions sticky-actions' });
+  const buttons = () => [...panel.querySelectorAll('.actions button, .forms button')];
+
+  async function vote(kind, message) {
+    fill(msg);
+    for (const b of buttons()) b.disabled = true;
+    try {
+      const now = await api('GET', withTenant(`/v1/approvals?status=pending&session=${encodeURIComponent(first.session || '')}&limit=200`, first.tenant));
+      const still = now.filter((a) => a.batch === first.batch && a.tenant === first.tenant).map((a) => a.id).sort();
+      if (now.length >= 200 || still.join() !== ids.join()) {
+        fill(msg, h('p', { class: 'notice error' }, `This turn changed since it was shown (${still.length} pending now): nothing was voted. Look again.`));
+        onDone && onDone();
+        return;
+      }
+      // The server votes only if the turn still holds exactly the
+      // approvals shown (409 otherwise): nothing that arrives between the
+      // look above and the vote is approved unseen.
+      const body = { vote: kind, approvals: ids };
+      if (message) body.message = message;
+      if (isAllTenants()) body.tenant = first.tenant;
+      let res;
+      try {
+        res = await api('POST', `/v1/batches/${encodeURIComponent(first.batch)}/votes`, body);
+      } catch (e) {
+        if (e.status !== 409) throw e;
+        fill(msg, h('p', { class: 'notice error' }, `This turn changed since it was shown: nothing was voted. Look again. (${e.message})`));
+        onDone && onDone();
+        return;
+      }
+      const unseen = res.filter((a) => !ids.includes(a.id));
+      const open = res.filter((a) => a.status === 'pending').length;
+      const said = `${kind === 'approve' ? 'Approved' : 'Rejected'} ${res.length} action${res.length === 1 ? '' : 's'} of ${first.agent}'s turn ${first.batch}` +
+        (open ? `; ${open} still pending: they need more approvals` : '') + '.';
+      toast(said);
+      fill(msg, unseen.length
+        ? h('p', { class: 'notice error' }, `rein also counted ${unseen.length} action${unseen.length === 1 ? '' : 's'} of this turn that arrived after it was shown: `,
+          unseen.map((a) => [link('/approvals/' + encodeURIComponent(a.id), a.id, a.tenant), ' ']), 'check ', unseen.length === 1 ? 'it' : 'them', ' now.')
+        : h('p', { class: 'notice' }, said));
+      if (!unseen.length) dropDraft('reject-turn:' + first.batch);
+      onDone && onDone();
+    } catch (e) {
+      fill(msg, errorBox(e));
+      for (const b of buttons()) b.disabled = false;
+    }
+  }
+
+  // An approval that needs step-up takes an approving vote only with the
+  // voter's passkey confirmation of that approval: approve those one by one.
+  const stepUp = list.some((a) => a.step_up);
+  const approveAll = stepUp ? null : risky
+    ? holdButton(`Hold to approve all ${n}`, { class: 'primary approve-all hold', title: 'Press and hold to approve every action of this turn', 'aria-label': `Hold to approve all ${n}: press and hold, or hold Enter` }, () => vote('approve'))
+    : h('button', { class: 'primary approve-all', type: 'button', onclick: () => vote('approve') }, `Approve all ${n}`);
+  const rejectAll = h('button', { class: 'danger reject-all', type: 'button', onclick: () => {
+    const text = trackDraft(h('textarea', { class: 'reject-message', rows: 2, placeholder: 'Why? Each agent receives this message.', 'aria-label': 'Rejection message for the whole turn' }), 'reject-turn:' + first.batch);
+    fill(forms, h('div', { class: 'form' }, text, h('div', { class: 'row' },
+      h('button', { class: 'danger confirm-reject-all', type: 'button', onclick: () => vote('reject', text.value.trim()) }, `Confirm: reject all ${n}`),
+      h('button', { type: 'button', class: 'cancel', onclick: () => fill(forms) }, 'Cancel'))));
+    text.focus();
+  } }, `Reject all ${n}…`);
+  fill(actions, approveAll, rejectAll);
+  panel.append(stepUp ? h('p', { class: 'muted' }, 'An approval in this turn needs your passkey: approve them one by one below; rejecting all needs none.')
+    : risky ? h('p', { class: 'muted' }, 'A destructive or money-moving action is in this turn: approving all needs a press and hold.') : null, actions, forms, msg);
+  return { el: panel, key: first.tenant + '\u0000' + first.batch + '\u0000' + ids.join() };
+}

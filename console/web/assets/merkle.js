@@ -63,6 +63,38 @@ export async function rootFromInclusion(index, size, leaf, proof) {
   return sn === 0n ? r : null;
 }
 
+/**
+ * verifyConsistency checks that a tree of size first with root firstRoot is
+ * a prefix of the tree of size second with root secondRoot, from the
+ * consistency proof (RFC 9162, section 2.1.4.2): the log only grew, nothing
+ * in the older tree changed.
+ */
+export async function verifyConsistency(first, second, firstRoot, secondRoot, proof) {
+  if (first < 1 || first > second) return false;
+  if (first === second) return proof.length === 0 && equal(firstRoot, secondRoot);
+  if (!proof.length) return false;
+  let path = proof;
+  if ((first & (first - 1)) === 0) path = [firstRoot, ...proof]; // first is a power of two
+  let fn = BigInt(first - 1);
+  let sn = BigInt(second - 1);
+  while ((fn & 1n) === 1n) { fn >>= 1n; sn >>= 1n; }
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0n) return false;
+    if ((fn & 1n) === 1n || fn === sn) {
+      fr = await nodeHash(c, fr);
+      sr = await nodeHash(c, sr);
+      while ((fn & 1n) === 0n && fn !== 0n) { fn >>= 1n; sn >>= 1n; }
+    } else {
+      sr = await nodeHash(sr, c);
+    }
+    fn >>= 1n;
+    sn >>= 1n;
+  }
+  return sn === 0n && equal(fr, firstRoot) && equal(sr, secondRoot);
+}
+
 /** parseCheckpoint reads a signed note: origin, size, root hash, signatures. */
 export function parseCheckpoint(noteText) {
   const cut = noteText.indexOf('\n\n');

@@ -17,6 +17,8 @@ if (q.get('error')) {
   msg.hidden = false;
 }
 const next = q.get('next');
-if (next && next.startsWith('/') && !next.startsWith('//')) {
+// Only a path of this console (the server checks again): no control
+// characters, spaces or backslashes, which browsers would read as another site.
+if (next && next.startsWith('/') && !next.startsWith('//') && !/[\u0000-\u0020\u007f-\u00a0\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\\]/.test(next)) {
   document.getElementById('next').value = next;
 }

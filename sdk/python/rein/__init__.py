@@ -13,10 +13,16 @@ Standard library only. The usual entry point is the ``guard`` decorator::
     except rein.Denied as e:
         print(e.decision, e.reason)
 
+``AsyncClient`` offers the same calls for asyncio code::
+
+    client = rein.AsyncClient()
+    res = await client.check("get_weather", {"city": "Oslo"})
+
 The client reads ``REIN_SERVER`` (default http://127.0.0.1:8750) and
 ``REIN_KEY`` from the environment unless given explicitly.
 """
 
+from ._async import AsyncClient
 from ._client import (
     Client,
     Denied,
@@ -26,4 +32,6 @@ from ._client import (
     guard,
 )
 
-__all__ = ["Client", "Denied", "ReinError", "Unanswered", "default_client", "guard"]
+__version__ = "0.1.0"
+
+__all__ = ["AsyncClient", "Client", "Denied", "ReinError", "Unanswered", "default_client", "guard"]

@@ -126,18 +126,9 @@ class Client:
         """Turns a check answer into the args to run, waiting for the approval
         when it is ask (up to ``timeout`` seconds; None: until resolved).
         Raises Denied otherwise."""
-        if _allows(res["decision"]):
-            return res.get("args") or {}
-        approval = res.get("approval")
-        if res["decision"] == "ask" and approval:
-            w = self.wait_decision(approval["id"], timeout=timeout)
-            if w["decision"] == "allow":
-                return w.get("args") or {}
-            raise Denied(w["decision"], w.get("reason", ""), res.get("rule", ""), res.get("id", ""),
-                         approval["id"], w)
-        decision = "deny" if res["decision"] == "ask" else res["decision"]
-        raise Denied(decision, res.get("reason", ""), res.get("rule", ""), res.get("id", ""),
-                     (approval or {}).get("id", ""), None, res.get("retry_after_ms"))
+        if _waits(res):
+            return _outcome(res, self.wait_decision(res["approval"]["id"], timeout=timeout))
+        return _outcome(res)
 
     def guarded(self, tool: str, args: Optional[Mapping[str, Any]], fn: Callable[[dict], Any],
                 timeout: Optional[float] = None, **fields: Any) -> Any:
@@ -295,6 +286,27 @@ def guard(tool: Optional[str] = None, *, client: Optional[Client] = None, sessio
     return decorate
 
 
+def _waits(res: dict) -> bool:
+    """Whether a check answer asks for an approval to wait for."""
+    return res["decision"] == "ask" and bool(res.get("approval"))
+
+
+def _outcome(res: dict, waited: Optional[dict] = None) -> dict:
+    """The args to run for check answer ``res`` (and, when it asked, the
+    approval's last wait answer ``waited``), or Denied."""
+    approval = res.get("approval")
+    if _allows(res["decision"]):
+        return _run_args(res, res)
+    if waited is not None and approval:
+        if waited["decision"] == "allow":
+            return _run_args(waited, res)
+        raise Denied(waited["decision"], waited.get("reason", ""), res.get("rule", ""), res.get("id", ""),
+                     approval["id"], waited)
+    decision = "deny" if res["decision"] == "ask" else res["decision"]
+    raise Denied(decision, res.get("reason", ""), res.get("rule", ""), res.get("id", ""),
+                 (approval or {}).get("id", ""), None, res.get("retry_after_ms"))
+
+
 def _q(s: str) -> str:
     return urllib.parse.quote(s, safe="")
 
@@ -302,3 +314,13 @@ def _q(s: str) -> str:
 def _query(q: Mapping[str, Any]) -> str:
     q = {k: v for k, v in q.items() if v not in (None, "")}
     return "?" + urllib.parse.urlencode(q) if q else ""
+
+
+def _run_args(answer: dict, check: dict) -> dict:
+    """The arguments an allow says to run. rein always sends them; an allow
+    without an arguments object is refused, never run with the caller's own."""
+    args = answer.get("args")
+    if not isinstance(args, dict):
+        raise Denied("deny", "rein allowed the action but sent no arguments to run, so it does not run",
+                     check.get("rule", ""), check.get("id", ""), (check.get("approval") or {}).get("id", ""), None)
+    return args

@@ -1,4 +1,5 @@
-"""The Python client against a real rein (started by go test ./e2e -run TestSDKPython)."""
+"""The Python client against a real rein (see reinserver: go test ./e2e
+-run TestSDKPython starts it, or the tests start one themselves)."""
 
 import asyncio
 import os
@@ -7,11 +8,14 @@ import time
 import unittest
 import uuid
 
-import rein
+try:
+    from . import reinserver
+except ImportError:  # run as python3 -m unittest discover sdk/python/tests
+    import reinserver
 
-for _v in ("REIN_SERVER", "REIN_KEY", "REIN_APPROVER_KEY"):
-    if not os.environ.get(_v):
-        raise RuntimeError(f"{_v} is not set: run these tests through go test ./e2e -run TestSDKPython")
+reinserver.ensure()
+
+import rein  # noqa: E402  (the source next to the tests, see reinserver)
 
 agent = rein.Client()
 approver = rein.Client(key=os.environ["REIN_APPROVER_KEY"])

@@ -2,11 +2,14 @@
 // against `rein serve --policy examples/policy.yaml`:
 //   REIN_KEY=<an agent key> node examples/ai-sdk.js
 // The mock model stands in for a real one (e.g. openai("gpt-4.1") from @ai-sdk/openai).
+// Written for AI SDK 7; with AI SDK 6 leave out toolApproval (the tools'
+// needsApproval asks rein) and read result.response.messages instead of
+// result.responseMessages.
 import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { ReinClient } from "@reinhq/rein";
-import { reinTools, reinApprovalResponses } from "@reinhq/rein/ai-sdk";
+import { reinTools, reinApprovalResponses, reinToolApproval } from "@reinhq/rein/ai-sdk";
 
 const rein = new ReinClient();
 const tools = reinTools(rein, {
@@ -28,11 +31,11 @@ const model = new MockLanguageModelV3({
 
 const messages = [{ role: "user", content: "Pay invoice 42 (500 to acct-7)" }];
 for (;;) {
-  const result = await generateText({ model, tools, messages, stopWhen: stepCountIs(5) });
-  messages.push(...result.response.messages);
+  const result = await generateText({ model, tools, messages, stopWhen: stepCountIs(5), toolApproval: reinToolApproval(tools) });
+  messages.push(...result.responseMessages);
   const asks = result.content.filter((p) => p.type === "tool-approval-request");
   if (asks.length === 0) {
-    const results = result.response.messages.filter((m) => m.role === "tool").flatMap((m) => m.content);
+    const results = result.responseMessages.filter((m) => m.role === "tool").flatMap((m) => m.content);
     for (const r of results) if (r.type === "tool-result") console.log(r.output.value);
     console.log(result.text);
     break;

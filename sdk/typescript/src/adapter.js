@@ -7,14 +7,21 @@ export const allows = (d) => d === "allow" || d === "modify";
 /**
  * A request_id for one tool call of a framework: the same call (retried,
  * or re-run when a paused agent resumes) gets rein's stored answer back
- * instead of a new decision.
+ * instead of a new decision. The call's arguments are part of it: a call
+ * id that comes again with other arguments (two nested agents whose models
+ * number their calls alike, say) is a call of its own, never one that
+ * borrows another call's answer and arguments.
  */
-export async function requestId(framework, session, callId) {
+export async function requestId(framework, session, callId, args) {
   if (!callId) return undefined;
-  const id = `${framework}:${session ?? ""}:${callId}`;
+  const id = `${framework}:${session ?? ""}:${callId}:${(await sha256(canonical(args ?? {}))).slice(0, 32)}`;
   if (id.length <= 256) return id;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(id));
-  return `${framework}:sha256:` + Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${framework}:sha256:` + (await sha256(id));
+}
+
+async function sha256(text) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** What the model reads when a call did not run. */
@@ -44,7 +51,8 @@ export function sameJSON(a, b) {
   return canonical(a) === canonical(b);
 }
 
-function canonical(v) {
+/** A JSON value as text with object keys sorted: equal values, equal text. */
+export function canonical(v) {
   if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
   if (v && typeof v === "object") {
     return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical(v[k])).join(",") + "}";

@@ -1,7 +1,9 @@
-// rein for the Vercel AI SDK: tools whose needsApproval asks rein, and
-// rein's approval outcomes as tool-approval-response parts.
-import { tool as aiTool } from "ai";
-import { DeniedError } from "./index.js";
+// rein for the Vercel AI SDK (6 and 7): tools that run only with rein's
+// arguments, rein's decision as AI SDK 7's toolApproval (or as the tool's
+// needsApproval, AI SDK 6), and rein's approval outcomes as
+// tool-approval-response parts. It imports nothing from "ai": a tool is a
+// plain object in both majors, so one adapter serves whichever is installed.
+import { DeniedError, runArgs } from "./index.js";
 import { allows, checkOnce, refusal, rejectionOf, requestId, sessionOf, UsedChecks } from "./adapter.js";
 
 const REIN = Symbol.for("rein.ai-sdk.tool");
@@ -26,11 +28,11 @@ export function reinTool(client, name, inner, options = {}) {
       agent: options.agent,
       intent: options.intent,
       labels: options.labels,
-      request_id: await requestId("ai-sdk", session, callOptions?.toolCallId),
+      request_id: await requestId("ai-sdk", session, callOptions?.toolCallId, input ?? {}),
     });
   };
   const refuse = (decision, reason, retry) => (options.refusal ?? refusal)(reinName, decision, reason, retry);
-  const t = aiTool({
+  const t = {
     ...inner,
     needsApproval: async (input, callOptions) => {
       const res = await check(input, callOptions);
@@ -41,17 +43,50 @@ export function reinTool(client, name, inner, options = {}) {
       const res = await check(input, callOptions);
       if (allows(res.decision)) {
         used.add(res.id);
-        return inner.execute(res.args, callOptions);
+        return inner.execute(runArgs(res), callOptions);
       }
       if (res.decision !== "ask" || !res.approval) return refuse(res.decision, res.reason, res.retry_after_ms);
       // Approved in the conversation: the grant from rein decides whether it runs.
       const w = await client.wait(res.approval.id, { timeoutMs: options.resumeWaitMs ?? 0 });
-      if (w.decision === "allow") return inner.execute(w.args, callOptions);
+      if (w.decision === "allow") return inner.execute(runArgs(w, res), callOptions);
       return refuse(w.decision, w.reason);
     },
-  });
-  Object.defineProperty(t, REIN, { value: { check } });
+  };
+  Object.defineProperty(t, REIN, { value: { check, refuse } });
   return t;
+}
+
+/**
+ * AI SDK 7's toolApproval for a tools record: pass it as
+ * generateText({ tools, toolApproval: reinToolApproval(tools) }) (also
+ * streamText and ToolLoopAgent). For a rein tool it is rein's decision:
+ * allow and modify run (the tool's execute runs rein's arguments), ask is
+ * 'user-approval' with rein's reason, deny and throttle are 'denied' with
+ * the reason the model reads. An error reaching rein is 'denied': nothing
+ * runs that rein did not allow. Tools that are not rein tools keep their own
+ * needsApproval, which a toolApproval function otherwise replaces.
+ */
+export function reinToolApproval(tools) {
+  return async ({ toolCall, messages, toolsContext, runtimeContext }) => {
+    const t = Object.hasOwn(tools, toolCall.toolName) ? tools[toolCall.toolName] : undefined;
+    const rein = t?.[REIN];
+    if (!rein) {
+      if (!t) return { type: "denied", reason: `rein: no tool named ${toolCall.toolName}` };
+      const needs = typeof t.needsApproval === "function"
+        ? await t.needsApproval(toolCall.input, { toolCallId: toolCall.toolCallId, messages, context: toolsContext?.[toolCall.toolName] })
+        : t.needsApproval;
+      return needs ? "user-approval" : "not-applicable";
+    }
+    try {
+      const res = await rein.check(toolCall.input, { toolCallId: toolCall.toolCallId, messages,
+        context: toolsContext?.[toolCall.toolName], runtimeContext });
+      if (allows(res.decision)) return "not-applicable";
+      if (res.decision === "ask" && res.approval) return { type: "user-approval", reason: res.reason };
+      return { type: "denied", reason: rein.refuse(res.decision, res.reason, res.retry_after_ms) };
+    } catch (err) {
+      return { type: "denied", reason: `rein could not check ${toolCall.toolName}, so it does not run: ${err?.message ?? err}` };
+    }
+  };
 }
 
 /** reinTool for every tool of a tools record ({ name: tool }). */
@@ -70,11 +105,13 @@ export function reinTools(client, tools, options) {
 export async function reinApprovalResponses(client, tools, parts, options = {}) {
   const responses = [];
   for (const part of flatten(parts)) {
-    if (part?.type !== "tool-approval-request") continue;
+    // AI SDK 7 records its automatic approvals and denials as requests too;
+    // they are answered already.
+    if (part?.type !== "tool-approval-request" || part.isAutomatic) continue;
     const call = part.toolCall;
     const rein = tools[call?.toolName]?.[REIN];
     if (!rein) continue;
-    const res = await rein.check(call.input, { toolCallId: call.toolCallId, experimental_context: options.context });
+    const res = await rein.check(call.input, { toolCallId: call.toolCallId, context: options.context, experimental_context: options.context });
     if (res.decision !== "ask" || !res.approval) {
       // rein already answered without a person: the tool's execute reports it.
       responses.push({ type: "tool-approval-response", approvalId: part.approvalId, approved: allows(res.decision), reason: res.reason });

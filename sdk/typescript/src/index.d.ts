@@ -152,6 +152,13 @@ export class ReinError extends Error {
   readonly problems: Problem[];
 }
 
+/**
+ * The arguments an allow says to run (a check answer's or a wait's `args`).
+ * rein always sends them; an allow without an arguments object throws a
+ * DeniedError rather than running the caller's own arguments.
+ */
+export function runArgs(answer: { args?: unknown }, check?: { id?: string; rule?: string; approval?: { id: string } | null }): Record<string, unknown>;
+
 export class DeniedError extends Error {
   readonly decision: "deny" | "throttle" | "ask";
   readonly reason: string;

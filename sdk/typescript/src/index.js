@@ -16,6 +16,19 @@ export class ReinError extends Error {
  * rein did not let an action run: deny (policy, lock, or a rejected or
  * expired approval), throttle, or an approval still pending when the wait ended.
  */
+/**
+ * The arguments an allow says to run. rein always sends them; an allow
+ * without an arguments object is refused, never run with the caller's own.
+ */
+export function runArgs(answer, check = answer) {
+  const a = answer.args;
+  if (a === null || typeof a !== "object" || Array.isArray(a)) {
+    throw new DeniedError({ decision: "deny", reason: "rein allowed the action but sent no arguments to run, so it does not run",
+      rule: check.rule, checkId: check.id, approvalId: check.approval?.id });
+  }
+  return a;
+}
+
 export class DeniedError extends Error {
   constructor(fields) {
     super(`rein: ${fields.decision}: ${fields.reason}`);
@@ -188,10 +201,10 @@ export class ReinClient {
 
   /** Turns a check answer into the args to run, waiting when it is ask; throws DeniedError otherwise. */
   async decide(res, { timeoutMs, signal } = {}) {
-    if (allows(res.decision)) return res.args;
+    if (allows(res.decision)) return runArgs(res);
     if (res.decision === "ask" && res.approval) {
       const w = await this.waitDecision(res.approval.id, { timeoutMs, signal });
-      if (w.decision === "allow") return w.args;
+      if (w.decision === "allow") return runArgs(w, res);
       throw new DeniedError({ decision: w.decision, reason: w.reason, rule: res.rule, checkId: res.id,
         approvalId: res.approval.id, approval: w });
     }

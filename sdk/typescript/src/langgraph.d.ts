@@ -5,17 +5,24 @@ import type { Approval, ReinClient, WaitOptions } from "./index.js";
 export type HITLDecision =
   | { type: "approve" }
   | { type: "edit"; editedAction: { name: string; args: Record<string, any> } }
-  | { type: "reject"; message?: string };
+  | { type: "reject"; message?: string }
+  | { type: "respond"; message: string };
 
-/** LangChain's HITL response, the resume value of an interrupt. */
+/** LangChain's HITL response, the resume value of an interrupt (a single HITLDecision is accepted too). */
 export interface HITLResponse {
   decisions: HITLDecision[];
 }
 
-/** The interrupt value: a LangChain HITL request, plus rein's approval. */
+/**
+ * The interrupt value, one per tool call: a LangChain HITL request, its
+ * per-call form (type "tool_approval"), and rein's approval.
+ */
 export interface ReinHITLRequest {
+  type: "tool_approval";
+  toolCall: { id?: string; name: string; args: Record<string, any> };
+  allowedDecisions: ("approve" | "edit" | "reject" | "respond")[];
   actionRequests: { name: string; args: Record<string, any>; description?: string }[];
-  reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject")[] }[];
+  reviewConfigs: { actionName: string; allowedDecisions: ("approve" | "edit" | "reject" | "respond")[] }[];
   rein: {
     approvalId: string;
     checkId: string;

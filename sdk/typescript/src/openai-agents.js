@@ -1,9 +1,12 @@
 // rein for OpenAI Agents JS: function tools whose needsApproval asks rein,
 // and rein's approval outcomes applied to a paused run with state.approve /
-// state.reject.
+// state.reject. An approval asked after a handoff, or inside an agent run
+// as a tool (agent.asTool), surfaces in the outer run's interruptions with
+// the agent that asked; applyReinDecisions finds the rein tool in that
+// agent, and the resumed run executes it there with rein's arguments.
 import { tool } from "@openai/agents";
-import { DeniedError } from "./index.js";
-import { allows, checkOnce, refusal, rejectionOf, requestId, sessionOf, UsedChecks } from "./adapter.js";
+import { DeniedError, runArgs } from "./index.js";
+import { allows, canonical, checkOnce, refusal, rejectionOf, requestId, sessionOf, UsedChecks } from "./adapter.js";
 
 // Each rein tool's settings and the approvals its calls are waiting on.
 const registry = new WeakMap();
@@ -16,7 +19,9 @@ const registry = new WeakMap();
  */
 export function reinTool(client, definition, options = {}) {
   const reinName = options.toolName ?? definition.name;
-  const waiting = new Map(); // callId -> approval id
+  // (callId, arguments) -> approval id: a call id alone may come from two
+  // nested agents' models alike.
+  const waiting = new Map();
   const used = new UsedChecks();
   const check = async (runContext, input, callId) => {
     const session = sessionOf(options.session, runContext);
@@ -27,7 +32,7 @@ export function reinTool(client, definition, options = {}) {
       agent: options.agent,
       intent: options.intent,
       labels: options.labels,
-      request_id: await requestId("openai-agents", session, callId),
+      request_id: await requestId("openai-agents", session, callId, input ?? {}),
     });
   };
   const refuse = (decision, reason, retry) => (options.refusal ?? refusal)(reinName, decision, reason, retry);
@@ -36,7 +41,7 @@ export function reinTool(client, definition, options = {}) {
     needsApproval: async (runContext, input, callId) => {
       const res = await check(runContext, input, callId);
       if (res.decision === "ask" && res.approval) {
-        waiting.set(callId, res.approval.id);
+        waiting.set(waitKey(callId, input), res.approval.id);
         return true;
       }
       return false;
@@ -46,12 +51,12 @@ export function reinTool(client, definition, options = {}) {
       const res = await check(runContext, input, details?.toolCall?.callId);
       if (allows(res.decision)) {
         used.add(res.id);
-        return definition.execute(res.args, runContext, details);
+        return definition.execute(runArgs(res), runContext, details);
       }
       if (res.decision !== "ask" || !res.approval) return refuse(res.decision, res.reason, res.retry_after_ms);
       // Approved in the run: the grant from rein decides whether it runs.
       const w = await client.wait(res.approval.id, { timeoutMs: options.resumeWaitMs ?? 0 });
-      if (w.decision === "allow") return definition.execute(w.args, runContext, details);
+      if (w.decision === "allow") return definition.execute(runArgs(w, res), runContext, details);
       return refuse(w.decision, w.reason);
     },
   });
@@ -71,15 +76,20 @@ export async function applyReinDecisions(client, result, options = {}) {
   const state = result.state;
   const applied = [];
   for (const item of result.interruptions ?? []) {
-    const t = item.agent?.tools?.find((x) => x.name === item.name);
+    // item.agent is the agent whose tool asked: the one handed off to, or
+    // the nested agent of an agent-as-tool call.
+    const name = item.toolName ?? item.name;
+    const t = item.agent?.tools?.find((x) => x.name === name);
     const reg = t && registry.get(t);
     if (!reg) continue;
     const callId = item.rawItem?.callId;
-    let id = reg.waiting.get(callId);
+    const input = JSON.parse(item.arguments ?? "{}");
+    const key = waitKey(callId, input);
+    let id = reg.waiting.get(key);
     if (!id) { // a run restored in another process: ask rein for its stored answer
-      const res = await reg.check(state._context, JSON.parse(item.arguments ?? "{}"), callId);
+      const res = await reg.check(state._context, input, callId);
       id = res.approval?.id;
-      if (!id) throw new Error(`rein: no approval for call ${callId} of ${item.name} (decision ${res.decision})`);
+      if (!id) throw new Error(`rein: no approval for call ${callId} of ${name} (decision ${res.decision})`);
     }
     const a = await client.settled(id, options);
     if (a.status === "pending") {
@@ -93,7 +103,9 @@ export async function applyReinDecisions(client, result, options = {}) {
       state.reject(item, { message });
       applied.push({ item, approval: a, approved: false, message });
     }
-    reg.waiting.delete(callId);
+    reg.waiting.delete(key);
   }
   return applied;
 }
+
+const waitKey = (callId, input) => `${callId}\n${canonical(input ?? {})}`;

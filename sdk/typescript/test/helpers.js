@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { ReinClient } from "../src/index.js";
 
 for (const v of ["REIN_SERVER", "REIN_KEY", "REIN_APPROVER_KEY"]) {
-  if (!process.env[v]) throw new Error(`${v} is not set: run these tests through go test ./e2e -run TestSDKTypeScript`);
+  if (!process.env[v]) throw new Error(`${v} is not set: run the tests with npm test (it starts rein) or go test ./e2e -run TestSDKTypeScript`);
 }
 
 export const agent = new ReinClient();

@@ -80,7 +80,9 @@ async function pause(s, args) {
   const v = paused.__interrupt__[0].value;
   assert.deepEqual(v.actionRequests.map((r) => [r.name, r.args]), [["send_payment", args]]);
   assert.match(v.actionRequests[0].description, /payments need an approval/);
-  assert.deepEqual(v.reviewConfigs, [{ actionName: "send_payment", allowedDecisions: ["approve", "edit", "reject"] }]);
+  assert.deepEqual(v.reviewConfigs, [{ actionName: "send_payment", allowedDecisions: ["approve", "edit", "reject", "respond"] }]);
+  assert.equal(v.type, "tool_approval");
+  assert.deepEqual([v.toolCall.name, v.toolCall.args], ["send_payment", args]);
   const pending = await pendingApproval(s.session);
   assert.equal(v.rein.approvalId, pending.id);
   return paused;

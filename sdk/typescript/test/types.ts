@@ -2,9 +2,12 @@
 // the declarations describe the package as TypeScript users import it.
 import { DeniedError, ReinClient, ReinError, type CheckResponse, type WaitResult } from "@reinhq/rein";
 import { reinResume, reinTools, type HITLResponse } from "@reinhq/rein/langgraph";
+import { reinMiddleware } from "@reinhq/rein/langchain";
+import { createAgent } from "langchain";
+import { MemorySaver } from "@langchain/langgraph";
 import { reinTool as agentsTool, applyReinDecisions } from "@reinhq/rein/openai-agents";
 import { Agent, run } from "@openai/agents";
-import { reinTools as aiTools, reinApprovalResponses } from "@reinhq/rein/ai-sdk";
+import { reinTools as aiTools, reinApprovalResponses, reinToolApproval } from "@reinhq/rein/ai-sdk";
 import { generateText, stepCountIs, tool as aiTool, type ModelMessage, type LanguageModel } from "ai";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
@@ -29,6 +32,9 @@ async function usage(): Promise<void> {
   const tools = reinTools(rein, [tool(async ({ city }) => `sunny in ${city}`, { name: "get_weather", description: "weather", schema: z.object({ city: z.string() }) })]);
   const resume: Record<string, HITLResponse> = await reinResume(rein, [], { timeoutMs: 5000 });
   console.log(tools.length, resume);
+  const lcAgent = createAgent({ model: "openai:gpt-4.1", tools, middleware: [reinMiddleware(rein, { session: "run-3", tools: ["get_weather"] })],
+    checkpointer: new MemorySaver() });
+  console.log(lcAgent);
 
   const pay = agentsTool(rein, {
     name: "send_payment",
@@ -50,7 +56,7 @@ async function usage(): Promise<void> {
   }, { session: "run-2" });
   const messages: ModelMessage[] = [{ role: "user", content: "pay" }];
   const model = "some-model" as unknown as LanguageModel;
-  const step = await generateText({ model, tools: aiTs, messages, stopWhen: stepCountIs(5) });
+  const step = await generateText({ model, tools: aiTs, messages, stopWhen: stepCountIs(5), toolApproval: reinToolApproval(aiTs) });
   const responses = await reinApprovalResponses(rein, aiTs, step.content, { timeoutMs: 60000 });
   messages.push(...step.response.messages, { role: "tool", content: responses });
 }

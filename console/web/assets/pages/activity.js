@@ -1,7 +1,7 @@
 // Activity: recent decisions with filters (decision, agent, tool, session,
 // time), newest first, more on demand; new decisions appear live when no
 // time bound is set.
-import { h, fill, api, ago, badge, tags, link, jsonView, errorBox, live, debounce, fmtTime, isAllTenants } from '../lib.js';
+import { h, ruleAndReason, fill, api, ago, badge, tags, link, jsonView, errorBox, live, debounce, fmtTime, isAllTenants } from '../lib.js';
 
 const FIELDS = ['decision', 'agent', 'tool', 'session', 'since', 'until', 'tenant'];
 
@@ -21,6 +21,11 @@ export async function render(main) {
     isAllTenants() ? h('div', { class: 'field' }, h('label', { for: 'f-tenant' }, 'Tenant'), input('tenant', { placeholder: 'all' })) : null,
     h('button', { type: 'submit', class: 'primary' }, 'Filter'),
     h('a', { href: '/activity' }, 'clear'));
+  const exportMsg = h('span', { class: 'muted', id: 'export-msg', role: 'status' });
+  const exports = h('div', { class: 'row exports' },
+    h('button', { type: 'button', id: 'export-jsonl', onclick: () => exportAll('jsonl') }, 'Export JSONL'),
+    h('button', { type: 'button', id: 'export-csv', onclick: () => exportAll('csv') }, 'Export CSV'),
+    exportMsg);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const out = new URLSearchParams();
@@ -35,7 +40,7 @@ export async function render(main) {
   const tbody = h('tbody', { id: 'checks' });
   const more = h('button', { hidden: true, id: 'more' }, 'Load more');
   const err = h('div');
-  fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Activity'), state), form, err,
+  fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Activity'), state), form, exports, err,
     h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Time', 'Decision', 'Agent', 'Tool', 'Session', 'Rule and reason'].map((t) => h('th', {}, t)))), tbody),
     h('p', {}, more));
 
@@ -55,13 +60,15 @@ export async function render(main) {
         c.approval ? [h('dt', {}, 'Approval'), h('dd', {}, link('/approvals/' + encodeURIComponent(c.approval.id), c.approval.id, c.tenant), ' ', badge(c.approval.status))] : null,
         c.result ? [h('dt', {}, 'Result'), h('dd', {}, badge(c.result.status), ' ', c.result.summary || '')] : null,
         h('dt', {}, 'Policy'), h('dd', {}, h('code', {}, c.policy_version)))));
-    const tr = h('tr', { class: 'clickable', dataset: { id: c.id }, onclick: () => { detail.hidden = !detail.hidden; } },
+    const toggle = () => { detail.hidden = !detail.hidden; };
+    const tr = h('tr', { class: 'clickable', dataset: { id: c.id }, tabindex: '0', title: 'Show the details (Enter)', onclick: (e) => { if (!e.target.closest('a')) toggle(); },
+      onkeydown: (e) => { if ((e.key === 'Enter' || e.key === ' ') && e.target === tr) { e.preventDefault(); toggle(); } } },
       h('td', {}, ago(c.created_at)),
       h('td', {}, badge(c.decision)),
       h('td', {}, c.check.agent, isAllTenants() ? h('span', { class: 'muted' }, ' @ ' + c.tenant) : null),
       h('td', {}, h('code', {}, c.check.tool)),
       h('td', {}, c.check.session ? link('/sessions/' + encodeURIComponent(c.check.session), c.check.session, c.tenant) : h('span', { class: 'muted' }, '—')),
-      h('td', {}, c.rule ? [h('code', {}, c.rule), ' '] : null, c.reason));
+      h('td', {}, ruleAndReason(c.rule, c.reason)));
     return [tr, detail];
   }
 
@@ -87,10 +94,63 @@ export async function render(main) {
       fill(err, errorBox(e));
     }
   }
+  // Export: every decision the filters select (following the cursor), as
+  // JSON lines (the API's records as they are) or CSV, made in the page.
+  async function exportAll(format) {
+    const out = [];
+    let next = '';
+    fill(exportMsg, 'Exporting…');
+    try {
+      for (let n = 0; n < 200; n++) {
+        const p = new URLSearchParams(params);
+        p.set('limit', '500');
+        if (next) p.set('cursor', next);
+        const r = await api('GET', '/v1/checks?' + p, undefined, { raw: true });
+        out.push(...(await r.json()));
+        next = r.headers.get('X-Next-Cursor') || '';
+        if (!next) break;
+      }
+    } catch (e) {
+      fill(exportMsg, errorBox(e));
+      return;
+    }
+    const text = format === 'csv' ? toCSV(out) : out.map((c) => JSON.stringify(c)).join('\n') + (out.length ? '\n' : '');
+    const blob = new Blob([text], { type: format === 'csv' ? 'text/csv' : 'application/jsonl' });
+    const a = h('a', { href: URL.createObjectURL(blob), download: `rein-activity-${new Date().toISOString().replace(/[:.]/g, '-')}.${format}` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    fill(exportMsg, `${out.length} decision${out.length === 1 ? '' : 's'} exported as ${format.toUpperCase()}${next ? ' (stopped at 100,000; narrow the filters for the rest)' : ''}.`);
+  }
+
   more.addEventListener('click', () => page(false));
   await page(false);
   if (!q.get('until')) {
     const refresh = debounce(() => page(true), 200);
     live(['decision'], () => refresh(), (s) => { state.textContent = s === 'live' ? '● live' : '○ reconnecting…'; state.className = 'live-state ' + s; });
   }
+}
+
+const CSV_COLUMNS = [
+  ['time', (c) => c.created_at], ['id', (c) => c.id], ['tenant', (c) => c.tenant], ['decision', (c) => c.decision],
+  ['agent', (c) => c.check.agent], ['tool', (c) => c.check.tool], ['session', (c) => c.check.session],
+  ['rule', (c) => c.rule], ['reason', (c) => c.reason], ['risk', (c) => (c.risk || []).join(' ')],
+  ['args', (c) => JSON.stringify(c.args ?? c.check.args ?? null)], ['intent', (c) => c.check.intent],
+  ['approval', (c) => c.approval?.id], ['approval_status', (c) => c.approval?.status],
+  ['result', (c) => c.result?.status], ['audit_index', (c) => c.audit_index], ['policy_version', (c) => c.policy_version],
+];
+
+/**
+ * toCSV writes RFC 4180 CSV. A cell that a spreadsheet would run as a
+ * formula (starting with =, +, -, @, tab or carriage return) gets a leading
+ * apostrophe, so opening an export never runs what an agent wrote.
+ */
+export function toCSV(list) {
+  const cell = (v) => {
+    let s = v == null ? '' : String(v);
+    if (/^[=+\-@\t\r]/.test(s)) s = "'" + s;
+    return '"' + s.replace(/"/g, '""') + '"';
+  };
+  return [CSV_COLUMNS.map(([n]) => n).join(','), ...list.map((c) => CSV_COLUMNS.map(([, f]) => cell(f(c))).join(','))].join('\r\n') + '\r\n';
 }

@@ -1,5 +1,5 @@
 // One approval: its details, every vote, and (while pending) the controls.
-import { h, fill, api, tq, live, debounce, fmtTime } from '../lib.js';
+import { h, fill, api, tq, live, debounce, serial, fmtTime } from '../lib.js';
 import { approvalCard } from '../cards.js';
 
 export async function render(main, { who, arg }) {
@@ -7,6 +7,7 @@ export async function render(main, { who, arg }) {
   const facts = h('dl', { class: 'facts' });
   fill(main, h('div', { class: 'page-head' }, h('h1', {}, 'Approval'), h('code', { class: 'muted' }, arg)), box, facts);
   let card = null;
+  // One load at a time (see serial): an older answer never overwrites a newer one.
   async function load() {
     const a = await api('GET', tq(`/v1/approvals/${encodeURIComponent(arg)}`));
     if (!card) {
@@ -27,7 +28,10 @@ export async function render(main, { who, arg }) {
       a.consumed_at ? [h('dt', {}, 'Used'), h('dd', {}, fmtTime(a.consumed_at))] : null,
       a.approved_args ? [h('dt', {}, 'Approved args'), h('dd', {}, h('pre', { class: 'json' }, JSON.stringify(a.approved_args, null, 2)))] : null);
   }
-  await load();
-  const reload = debounce(() => load().catch(() => {}), 100);
-  live(['approval.updated'], (t, d) => { if (!d || d.id === arg || t === 'reconnected') reload(); });
+  const refresh = serial(load);
+  await refresh();
+  // Votes cast between the load and the stream opening come with the load
+  // that each opening of the stream asks for.
+  const reload = debounce(() => refresh().catch(() => {}), 100);
+  live(['approval.updated'], (t, d) => { if (!d || d.id === arg || t === 'opened') reload(); });
 }

@@ -43,7 +43,7 @@ export async function render(main) {
         p.tier_version && p.tier_version !== p.version ? [h('dt', {}, 'This tier'), h('dd', {}, h('code', {}, p.tier_version))] : null,
         h('dt', {}, 'Tier'), h('dd', {}, p.tier || '', p.tenant ? ' ' + p.tenant : ''),
         h('dt', {}, 'Loaded'), h('dd', {}, fmtTime(p.loaded_at), p.origin ? h('span', { class: 'muted' }, ' from ' + p.origin) : null)),
-      h('pre', { class: 'source', id: 'policy-source' }, p.source));
+      h('pre', { class: 'source', id: 'policy-source', tabindex: '0', role: 'region', 'aria-label': 'Policy source' }, p.source));
   } catch (e) {
     fill(info, h('h2', {}, 'Policy in force'), errorBox(e));
   }

@@ -1,7 +1,7 @@
 // Session: one session's counters and the timeline of its checks, with the
 // approvals behind them (votes) and the results agents reported. Admins can
 // stop the session (a lock) and let it run again.
-import { h, fill, api, tq, pageTenant, ago, badge, tags, link, jsonView, errorBox, toast, fmtTime, live, debounce, hasRole } from '../lib.js';
+import { h, ruleAndReason, fill, api, tq, pageTenant, ago, badge, tags, link, jsonView, errorBox, toast, fmtTime, live, debounce, serial, hasRole } from '../lib.js';
 
 export async function render(main, { who, arg }) {
   const id = arg;
@@ -48,7 +48,7 @@ export async function render(main, { who, arg }) {
     return h('li', { class: c.decision, dataset: { id: c.id } },
       h('div', { class: 'tl-head' }, badge(c.decision), h('code', {}, c.check.tool), h('span', { class: 'muted' }, c.check.agent), ago(c.created_at),
         h('span', { class: 'muted' }, '#' + c.audit_index)),
-      h('div', { class: 'tl-sub' }, c.rule ? [h('code', {}, c.rule), ' '] : null, c.reason),
+      h('div', { class: 'tl-sub' }, ruleAndReason(c.rule, c.reason)),
       c.check.intent ? h('div', { class: 'tl-sub intent' }, c.check.intent) : null,
       (c.risk || []).length ? h('div', { class: 'tl-sub' }, tags(c.risk)) : null,
       h('details', { class: 'tl-sub' }, h('summary', {}, 'arguments'), jsonView(c.args ?? c.check.args)),
@@ -67,7 +67,7 @@ export async function render(main, { who, arg }) {
           try {
             for (const l of locks) await api('DELETE', '/v1/locks/' + encodeURIComponent(l.id));
             toast('Session resumed');
-            load();
+            refresh();
           } catch (e) { fill(err, errorBox(e)); }
         } }, 'Resume')));
       return;
@@ -80,14 +80,17 @@ export async function render(main, { who, arg }) {
           if (tenant) body.tenant = tenant;
           await api('POST', '/v1/locks', body);
           toast('Session stopped: every check in it is denied');
-          load();
+          refresh();
         } catch (e) { fill(err, errorBox(e)); }
       } }, 'Stop this session'), reason));
   }
 
-  await load();
-  const reload = debounce(load, 250);
-  live(['decision', 'approval.updated', 'lock.updated'], (t, d) => { if (t === 'lock.updated' || t === 'reconnected' || !d || !d.session || d.session === id) reload(); },
+  // One load at a time (see serial), and a load each time the stream
+  // opens for what happened before it.
+  const refresh = serial(load);
+  await refresh();
+  const reload = debounce(refresh, 250);
+  live(['decision', 'approval.updated', 'lock.updated'], (t, d) => { if (t === 'lock.updated' || t === 'opened' || !d || !d.session || d.session === id) reload(); },
     (s) => { state.textContent = s === 'live' ? '● live' : '○ reconnecting…'; state.className = 'live-state ' + s; });
 }
 

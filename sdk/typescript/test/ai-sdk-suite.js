@@ -1,13 +1,28 @@
 // Vercel AI SDK: a real generateText tool loop with the SDK's own
-// MockLanguageModelV3 (ai/test), against rein.
-import { test } from "node:test";
+// MockLanguageModelV3 (ai/test), against rein. The same cases run against
+// each installed major of the SDK (ai-sdk6.test.js, ai-sdk7.test.js): with
+// rein's decision as the tools' needsApproval (AI SDK 6, and 7 where it is
+// deprecated but still honoured) or as AI SDK 7's toolApproval.
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { generateText, stepCountIs, tool } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
-import { reinTools, reinApprovalResponses } from "../src/ai-sdk.js";
+import { reinTools, reinApprovalResponses, reinToolApproval } from "../src/ai-sdk.js";
+import { ReinClient } from "../src/index.js";
 import { agent as rein, approver, newSession, pendingApproval, vote } from "./helpers.js";
 
+/**
+ * Runs the adapter's cases with ai (the "ai" module of one major) and
+ * MockLanguageModelV3 from its "ai/test"; mode is "needsApproval" or
+ * "toolApproval".
+ */
+export function aiSdkSuite(label, { ai, MockLanguageModelV3, mode }) {
+const { generateText, stepCountIs, tool } = ai;
+// How the model reads a call rein refused: a tool result (needsApproval)
+// or AI SDK 7's execution-denied output (toolApproval).
+const refused = (text) => (mode === "toolApproval" ? `denied: ${text}` : text);
+const approval = (tools) => (mode === "toolApproval" ? { toolApproval: reinToolApproval(tools) } : {});
+
+describe(label, () => {
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 
 // What the model reads in a tool result part of its prompt.
@@ -54,7 +69,7 @@ function setup(name, args) {
   }, { session });
   const model = scriptedModel(name, args, `call-${session}`);
   const messages = [{ role: "user", content: "go" }];
-  const generate = () => generateText({ model, tools, messages, stopWhen: stepCountIs(5) });
+  const generate = () => generateText({ model, tools, messages, stopWhen: stepCountIs(5), ...approval(tools) });
   return { ran, tools, model, messages, generate, session };
 }
 
@@ -69,7 +84,7 @@ test("a denied tool never runs and the model sees rein's reason", async () => {
   const { ran, generate } = setup("delete_file", { path: "/etc/passwd" });
   const result = await generate();
   assert.deepEqual(ran.delete_file, []);
-  assert.equal(result.text, "model saw: rein denied delete_file: deleting files is not allowed");
+  assert.equal(result.text, "model saw: " + refused("rein denied delete_file: deleting files is not allowed"));
 });
 
 test("a modified call runs with rein's arguments", async () => {
@@ -86,8 +101,12 @@ async function pause(s, args) {
   assert.equal(requests.length, 1, "the step ends with one tool-approval-request");
   assert.equal(requests[0].toolCall.toolName, "send_payment");
   assert.deepEqual(requests[0].toolCall.input, args);
+  if (mode === "toolApproval") {
+    assert.equal(requests[0].reason, "payments need an approval", "the request carries rein's reason");
+    assert.ok(!requests[0].isAutomatic);
+  }
   await pendingApproval(s.session);
-  s.messages.push(...result.response.messages);
+  s.messages.push(...(result.responseMessages ?? result.response.messages)); // AI SDK 7 ?? 6
   return result;
 }
 
@@ -153,11 +172,11 @@ test("a throttled call never runs and the model reads when to retry", async () =
       execute: async (a) => (ran.push(a), `sent to ${a.to}`) }),
   }, { session: s.session });
   const run = (to, id) => generateText({ model: scriptedModel("send_email", { to }, id), tools,
-    messages: [{ role: "user", content: "mail" }], stopWhen: stepCountIs(5) });
+    messages: [{ role: "user", content: "mail" }], stopWhen: stepCountIs(5), ...approval(tools) });
   assert.equal((await run("a@example.com", `m1-${s.session}`)).text, "model saw: sent to a@example.com");
   const second = await run("b@example.com", `m2-${s.session}`);
   assert.deepEqual(ran, [{ to: "a@example.com" }]);
-  assert.match(second.text, /^model saw: rein throttled send_email: .* \(retry in \d+ s\)$/);
+  assert.match(second.text, new RegExp("^model saw: " + refused("rein throttled send_email: .* \\(retry in \\d+ s\\)$")));
 });
 
 test("a tool call id seen again gets a new decision, not the stored allow", async () => {
@@ -168,8 +187,46 @@ test("a tool call id seen again gets a new decision, not the stored allow", asyn
       execute: async (a) => (ran.push(a), `sent to ${a.to}`) }),
   }, { session: s.session });
   const run = () => generateText({ model: scriptedModel("send_email", { to: "a@example.com" }, `same-${s.session}`), tools,
-    messages: [{ role: "user", content: "mail" }], stopWhen: stepCountIs(5) });
+    messages: [{ role: "user", content: "mail" }], stopWhen: stepCountIs(5), ...approval(tools) });
   assert.equal((await run()).text, "model saw: sent to a@example.com");
-  assert.match((await run()).text, /^model saw: rein throttled send_email/, "the rate limit holds for a repeated call id");
+  assert.match((await run()).text, new RegExp("^model saw: " + refused("rein throttled send_email")), "the rate limit holds for a repeated call id");
   assert.deepEqual(ran, [{ to: "a@example.com" }]);
 });
+
+test("rein unreachable: the tool never runs", async () => {
+  const ran = [];
+  const down = new ReinClient({ server: "http://127.0.0.1:9", key: "rein_x" });
+  const tools = reinTools(down, {
+    get_weather: tool({ description: "Weather of a city", inputSchema: z.object({ city: z.string() }),
+      execute: async (a) => (ran.push(a), `sunny in ${a.city}`) }),
+  }, { session: newSession("ai") });
+  const go = () => generateText({ model: scriptedModel("get_weather", { city: "Oslo" }, `down-${Date.now()}`), tools,
+    messages: [{ role: "user", content: "weather" }], stopWhen: stepCountIs(5), ...approval(tools) });
+  if (mode === "toolApproval") {
+    assert.match((await go()).text, /^model saw: denied: rein could not check get_weather, so it does not run: /);
+  } else {
+    await assert.rejects(go(), "needsApproval's error ends the call");
+  }
+  assert.deepEqual(ran, []);
+});
+
+if (mode === "toolApproval") {
+  test("toolApproval keeps the needsApproval of tools rein does not wrap", async () => {
+    const session = newSession("ai");
+    const ran = [];
+    const guarded = reinTools(rein, {
+      get_weather: tool({ description: "Weather", inputSchema: z.object({ city: z.string() }), execute: async (a) => `sunny in ${a.city}` }),
+    }, { session });
+    const tools = { ...guarded,
+      local_shell: tool({ description: "Shell", inputSchema: z.object({ cmd: z.string() }), needsApproval: true,
+        execute: async (a) => (ran.push(a), "ran") }) };
+    const result = await generateText({ model: scriptedModel("local_shell", { cmd: "ls" }, `sh-${session}`), tools,
+      messages: [{ role: "user", content: "ls" }], stopWhen: stepCountIs(5), toolApproval: reinToolApproval(tools) });
+    assert.deepEqual(ran, []);
+    const req = result.content.filter((p) => p.type === "tool-approval-request");
+    assert.deepEqual(req.map((p) => [p.toolCall.toolName, !!p.isAutomatic]), [["local_shell", false]]);
+    assert.deepEqual(await reinApprovalResponses(rein, tools, result.content), [], "rein answers only for its own tools");
+  });
+}
+});
+}

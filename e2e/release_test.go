@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"debug/buildinfo"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRelease builds the host's release binary as `make release` does and
+// checks what a user downloading it relies on: `rein version` names the
+// version, commit and date it was stamped with, the binary is static, the
+// checksums file matches, and the SBOM lists the modules inside.
+func TestRelease(t *testing.T) {
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required to build a release (Debian: apt-get install -y %s)", tool, tool)
+		}
+	}
+	dist := t.TempDir()
+	platform := runtime.GOOS + "/" + runtime.GOARCH
+	const version = "9.8.7-e2e"
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "release", "PLATFORMS="+platform, "DIST="+dist, "VERSION="+version)
+	cmd.Dir = moduleRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make release PLATFORMS=%s: %v\n%s", platform, err, out)
+	}
+	head, err := exec.Command("git", "-C", moduleRoot, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse HEAD: %v", err)
+	}
+	commit := strings.TrimSpace(string(head))
+
+	name := "rein_" + version + "_" + runtime.GOOS + "_" + runtime.GOARCH
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	bin := filepath.Join(dist, name)
+
+	t.Run("rein version prints what was stamped", func(t *testing.T) {
+		out, err := exec.Command(bin, "version", "--output", "json").Output()
+		if err != nil {
+			t.Fatalf("%s version --output json: %v", bin, err)
+		}
+		var v map[string]string
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("rein version --output json: %v\n%s", err, out)
+		}
+		goVersion, _ := exec.Command("go", "env", "GOVERSION").Output()
+		want := map[string]string{
+			"version":  version,
+			"commit":   commit,
+			"go":       strings.TrimSpace(string(goVersion)),
+			"platform": platform,
+			"module":   "github.com/reinhq/rein",
+		}
+		for k, w := range want {
+			if v[k] != w {
+				t.Errorf("rein version: %s = %q, want %q\n%s", k, v[k], w, out)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339, v["date"]); err != nil {
+			t.Errorf("rein version: date %q is not RFC 3339: %v", v["date"], err)
+		}
+		// The revision the toolchain recorded, when it could (a git
+		// checkout), is printed and is the stamped commit.
+		bi, err := buildinfo.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings := map[string]string{}
+		for _, s := range bi.Settings {
+			settings[s.Key] = s.Value
+		}
+		if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" {
+			t.Errorf("the release binary was built with CGO_ENABLED=%q -trimpath=%q, want a static, path-free build", settings["CGO_ENABLED"], settings["-trimpath"])
+		}
+		if r := settings["vcs.revision"]; r != "" && (v["vcs_revision"] != r || r != commit) {
+			t.Errorf("rein version: vcs_revision = %q, binary records %q, HEAD is %s", v["vcs_revision"], r, commit)
+		}
+
+		text, err := exec.Command(bin, "version").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range []string{"rein " + version + "\n", "commit:", commit, "date:", "go:", "platform:"} {
+			if !strings.Contains(string(text), line) {
+				t.Errorf("rein version lacks %q:\n%s", line, text)
+			}
+		}
+	})
+
+	t.Run("checksums match the files", func(t *testing.T) {
+		f, err := os.Open(filepath.Join(dist, "SHA256SUMS"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		seen := map[string]bool{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			sum, file, ok := strings.Cut(sc.Text(), "  ")
+			if !ok {
+				t.Fatalf("SHA256SUMS line %q is not \"<sum>  <file>\"", sc.Text())
+			}
+			data, err := os.ReadFile(filepath.Join(dist, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+				t.Errorf("SHA256SUMS: %s has sum %x, file says %s", file, h, sum)
+			}
+			seen[file] = true
+		}
+		if !seen[name] || !seen[name+".cdx.json"] || len(seen) != 2 {
+			t.Errorf("SHA256SUMS covers %v, want %s and its SBOM", seen, name)
+		}
+	})
+
+	t.Run("SBOM lists the modules inside", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(dist, name+".cdx.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bom struct {
+			BOMFormat, SpecVersion string
+			Metadata               struct {
+				Timestamp string
+				Component struct {
+					Name, Version string
+					Hashes        []struct{ Alg, Content string }
+				}
+			}
+			Components []struct{ Name, Version, Purl string }
+		}
+		if err := json.Unmarshal(data, &bom); err != nil {
+			t.Fatalf("SBOM is not JSON: %v", err)
+		}
+		if bom.BOMFormat != "CycloneDX" || !regexp.MustCompile(`^1\.\d+$`).MatchString(bom.SpecVersion) {
+			t.Errorf("SBOM format %q %q, want CycloneDX 1.x", bom.BOMFormat, bom.SpecVersion)
+		}
+		m := bom.Metadata.Component
+		bin, _ := os.ReadFile(bin)
+		h := sha256.Sum256(bin)
+		if m.Name != "github.com/reinhq/rein" || m.Version != version || len(m.Hashes) != 1 || m.Hashes[0].Content != hex.EncodeToString(h[:]) {
+			t.Errorf("SBOM describes %s %s %+v, want github.com/reinhq/rein %s with the binary's SHA-256", m.Name, m.Version, m.Hashes, version)
+		}
+		found := map[string]bool{}
+		for _, c := range bom.Components {
+			if !strings.HasPrefix(c.Purl, "pkg:golang/"+c.Name+"@") {
+				t.Errorf("component %s has purl %q", c.Name, c.Purl)
+			}
+			found[c.Name] = true
+		}
+		for _, mod := range []string{"modernc.org/sqlite", "cel.dev/cel-go", "github.com/jackc/pgx/v5", "github.com/modelcontextprotocol/go-sdk"} {
+			if !found[mod] {
+				t.Errorf("SBOM lacks %s", mod)
+			}
+		}
+	})
+}
+
+// TestImageEntrypoint starts rein as the container image does: `rein serve
+// --config /etc/rein/rein.yaml` with the flags given to `docker run` added.
+// The flags must win over the image's settings (here the config's
+// /etc/rein/policy.yaml, /var/lib/rein and 0.0.0.0:8750 do not exist or are
+// not ours), or rein would not start.
+func TestImageEntrypoint(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := startServer(t, data, nil, "--config", "deploy/docker/rein.yaml", "--policy", samplePolicy)
+	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
+		t.Errorf("rein listens on %s, want the --listen flag's address", s.URL)
+	}
+	if _, err := os.Stat(filepath.Join(data, "rein.db")); err != nil {
+		t.Errorf("the database is not in the --data directory: %v", err)
+	}
+	agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "builder", "demo"))
+	if r := rein(t, agent, "check", "crypto.mine"); r.code != 1 {
+		t.Errorf("a check the sample policy denies: exit %d, want 1\n%s", r.code, r)
+	}
+}
+
+// TestReadmeMCPConfig runs the MCP client configuration of the README's
+// Install section as a client would: the command `rein` found on PATH, the
+// README's arguments up to `--`, its environment variables (with this test's
+// server and key), and the reference filesystem server behind it.
+func TestReadmeMCPConfig(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install, _, _ := strings.Cut(string(readme)[strings.Index(string(readme), "\n## Install\n")+1:], "\n## ")
+	block := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(install)
+	if block == nil {
+		t.Fatal("README's Install section has no JSON MCP configuration")
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string
+			Args    []string
+			Env     map[string]string
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(block[1]), &cfg); err != nil {
+		t.Fatalf("README's MCP configuration is not JSON: %v\n%s", err, block[1])
+	}
+	fs, ok := cfg.MCPServers["fs"]
+	if !ok || fs.Command != "rein" {
+		t.Fatalf("README's MCP configuration: want server fs with command rein, got %+v", cfg.MCPServers)
+	}
+	for _, v := range []string{"REIN_SERVER", "REIN_KEY"} {
+		if _, ok := fs.Env[v]; !ok {
+			t.Errorf("README's MCP configuration does not set %s", v)
+		}
+	}
+	dash := slices.Index(fs.Args, "--")
+	if dash < 0 {
+		t.Fatalf("README's MCP configuration: args %q have no -- before the upstream server", fs.Args)
+	}
+
+	m := newMCPEnv(t)
+	bin := t.TempDir()
+	if err := os.Symlink(reinBin, filepath.Join(bin, "rein")); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PATH": bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	for k := range fs.Env {
+		env[k] = map[string]string{"REIN_SERVER": m.s.URL, "REIN_KEY": m.keys["builder"]}[k]
+	}
+	plan := map[string]any{"transport": "stdio", "command": fs.Command, "elicitation": "none", "env": env,
+		"args": append(append([]string{}, fs.Args[:dash+1]...), m.fsServer()...),
+		"steps": []map[string]any{
+			step("listTools"),
+			call("read_text_file", map[string]any{"path": filepath.Join(m.root, "README.md")}),
+			call("write_file", map[string]any{"path": filepath.Join(m.root, "deps.lock"), "content": "x"}),
+		}}
+	res := m.runClient(t, plan).Results
+	if len(res) != 4 {
+		t.Fatalf("results: %+v", res)
+	}
+	if res[2].IsError || !strings.Contains(res[2].Text, "hello from the workspace") {
+		t.Errorf("allowed read through the configured gateway: %+v", res[2])
+	}
+	if !res[3].IsError || !strings.Contains(res[3].Text, "rein denied fs.write_file") {
+		t.Errorf("denied write through the configured gateway: %+v", res[3])
+	}
+}

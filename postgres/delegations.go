@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein"
+)
+
+// CreateDelegation stores a delegation with its audit entries.
+func (db *DB) CreateDelegation(ctx context.Context, d *rein.Delegation, entries []*rein.Entry) error {
+	body, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = db.write(ctx, func(tx *wtx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO delegations (id, tenant, record) VALUES ($1, $2, $3)", d.ID, d.Tenant, string(body)); err != nil {
+			return fmt.Errorf("insert delegation: %w", err)
+		}
+		return tx.appendEntries(ctx, entries...)
+	})
+	return err
+}
+
+func scanDelegation(row pgx.Row) (*rein.Delegation, error) {
+	var body string
+	if err := row.Scan(&body); err != nil {
+		return nil, notFound(err)
+	}
+	d := &rein.Delegation{}
+	return d, json.Unmarshal([]byte(body), d)
+}
+
+// Delegations lists a tenant's delegations, newest first.
+func (db *DB) Delegations(ctx context.Context, tenant string) ([]*rein.Delegation, error) {
+	q, args := "SELECT record FROM delegations WHERE tenant = $1 ORDER BY id DESC", []any{tenant}
+	if tenant == rein.AllTenants {
+		q, args = "SELECT record FROM delegations ORDER BY id DESC", nil
+	}
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Delegation, error) { return scanDelegation(r) })
+}
+
+// RevokeDelegation ends a delegation.
+func (db *DB) RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Delegation, error) {
+	var out *rein.Delegation
+	_, err := db.write(ctx, func(tx *wtx) error {
+		d, err := scanDelegation(tx.QueryRow(ctx, "SELECT record FROM delegations WHERE id = $1 FOR UPDATE", id))
+		if err != nil {
+			return err
+		}
+		if d.RevokedAt != nil {
+			return rein.Errorf(rein.ECodeConflict, "delegation %s was already revoked", id)
+		}
+		d.RevokedAt, d.RevokedBy = &at, by
+		body, _ := json.Marshal(d)
+		if _, err := tx.Exec(ctx, "UPDATE delegations SET record = $1 WHERE id = $2", string(body), id); err != nil {
+			return err
+		}
+		out = d
+		return tx.appendEntries(ctx, e)
+	})
+	return out, err
+}

@@ -1,0 +1,385 @@
+package risk
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The shell's view of files beyond ClassifyPath: paths a command can read a
+// secret through (history, device files, /proc views of other processes'
+// files), files whose writing arms later execution, and globs or recursive
+// reads that could reach either.
+
+// secretBases are file or directory names whose reading can reveal a
+// credential, in addition to those ClassifyPath knows: shell and client
+// histories (commands typed with passwords and tokens) and the token files
+// of common command-line clients.
+var secretBases = set(".bash_history", ".zsh_history", ".sh_history", ".history", ".python_history",
+	".psql_history", ".mysql_history", ".sqlite_history", ".node_repl_history", ".rediscli_history",
+	".irb_history", ".lesshst", ".viminfo", ".vault-token", ".boto", ".s3cfg", ".my.cnf", ".password-store",
+	"keyrings", ".keytab", "krb5.keytab", "shadow-", "gshadow-", "opasswd")
+
+// secretSuffixes are token files of command-line clients, matched on the
+// end of the cleaned path (gh, composer, cargo, terraform, rclone, Rails).
+var secretSuffixes = []string{".config/gh/hosts.yml", ".composer/auth.json", ".config/composer/auth.json",
+	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
+	".config/rclone/rclone.conf", "config/master.key", ".config/hub", ".gem/credentials", ".m2/settings-security.xml"}
+
+// secretDirs are absolute directories (and everything under them) that hold
+// secrets: container and cluster secrets, host keys, Kerberos.
+var secretDirs = []string{"/run/secrets", "/var/run/secrets", "/etc/kubernetes", "/var/lib/kubelet",
+	"/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd", "/etc/krb5.keytab", "/proc/kcore", "/dev/mem",
+	"/dev/kmem", "/dev/port"}
+
+// harmlessDevices are the device files that hold nothing: every other /dev
+// path (disks, memory, terminals of others) can reveal data.
+var harmlessDevices = set("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+	"/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+// execConfigPaths are files and directories whose writing arms later
+// execution, in addition to the shell start-up files ClassifyPath knows:
+// repository configuration and hooks, per-user configuration of git, ssh,
+// editors and direnv, scheduled jobs, the dynamic linker's preload list and
+// CI definitions. Matched on the cleaned path's suffix (a name or a path
+// under any directory) or, when absolute, its prefix.
+var execConfigSuffixes = []string{".git/config", ".gitconfig", ".config/git/config", ".ssh/config", ".ssh/rc",
+	".ssh/authorized_keys", ".vimrc", ".exrc", ".zshenv", ".zlogin", ".bash_logout", ".envrc", ".npmrc",
+	".yarnrc", ".pre-commit-config.yaml", ".gitlab-ci.yml", ".gitattributes", ".gitmodules", ".curlrc", ".wgetrc",
+	".inputrc", ".pythonrc", ".lesskey"}
+var execConfigDirs = []string{".git/hooks", ".github/workflows", ".config/autostart", ".config/systemd",
+	".config/git", "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly", "/etc/cron.weekly", "/etc/cron.monthly",
+	"/etc/crontab", "/var/spool/cron", "/etc/profile", "/etc/profile.d", "/etc/bash.bashrc", "/etc/ld.so.preload",
+	"/etc/sudoers", "/etc/systemd", "/lib/systemd", "/usr/lib/systemd", "/etc/rc.local", "/etc/init.d"}
+
+// shellPath cleans a path as a command sees it and undoes /proc's views of
+// another root (/proc/self/root/etc/shadow is /etc/shadow).
+func shellPath(p string) string {
+	c := path.Clean(strings.ReplaceAll(p, `\`, "/"))
+	if rest, ok := strings.CutPrefix(c, "/proc/"); ok {
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) >= 2 && (parts[1] == "root" || parts[1] == "cwd") {
+			tail := ""
+			if len(parts) == 3 {
+				tail = parts[2]
+			}
+			if parts[1] == "root" {
+				return path.Clean("/" + tail)
+			}
+			return path.Clean("./" + tail)
+		}
+	}
+	return c
+}
+
+// secretPath reports a path whose reading can reveal a secret.
+func secretPath(p string) bool {
+	if p == "" {
+		return false
+	}
+	if f, _ := ClassifyPath(p, ""); f.Secret {
+		return true
+	}
+	if strings.Contains(p, "/proc/") && strings.Contains(p, "..") {
+		return true // .. after a /proc view of another root or directory leads anywhere
+	}
+	c := shellPath(p)
+	if c != path.Clean(p) {
+		if f, _ := ClassifyPath(c, ""); f.Secret {
+			return true
+		}
+	}
+	if strings.HasPrefix(c, "/proc/") {
+		parts := strings.Split(c, "/")
+		if len(parts) >= 4 && (parts[3] == "fd" || parts[3] == "mem" || parts[3] == "environ" ||
+			parts[3] == "map_files" || parts[3] == "cmdline" || parts[3] == "root" || parts[3] == "cwd") {
+			return true
+		}
+	}
+	if strings.HasPrefix(c, "/dev/") && !harmlessDevices[c] && !strings.HasPrefix(c, "/dev/fd/") {
+		return true
+	}
+	for _, seg := range strings.Split(c, "/") {
+		if secretBases[seg] || strings.HasSuffix(seg, ".keytab") || strings.HasSuffix(seg, "_history") ||
+			strings.HasPrefix(seg, "ssh_host_") && strings.HasSuffix(seg, "_key") {
+			return true
+		}
+	}
+	for _, x := range secretSuffixes {
+		if c == x || strings.HasSuffix(c, "/"+x) {
+			return true
+		}
+	}
+	return underAny(c, secretDirs...)
+}
+
+// execConfigPath reports a path whose writing arms later execution.
+func execConfigPath(p string) bool {
+	if f, _ := ClassifyPath(p, ""); f.ExecConfig {
+		return true
+	}
+	c := shellPath(p)
+	for _, s := range execConfigSuffixes {
+		if c == s || strings.HasSuffix(c, "/"+s) {
+			return true
+		}
+	}
+	for _, d := range execConfigDirs {
+		if strings.HasPrefix(d, "/") {
+			if underAny(c, d) {
+				return true
+			}
+			continue
+		}
+		if c == d || strings.HasPrefix(c, d+"/") || strings.Contains(c, "/"+d+"/") || strings.HasSuffix(c, "/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// globCandidates are names a glob in a read path is tried against: the
+// names of secret files and directories and the directories above them.
+var globCandidates = func() []string {
+	out := []string{"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".env", ".env.local", "key.pem", "server.key",
+		"cert.p12", "vault.kdbx", "shadow", "gshadow", "shadow-", "sudoers", "environ", "credentials", "etc", "root",
+		"proc", "self", "1", "home", "var", "run", "secrets", "ssl", "private", "kcore", "mem", "sda", "nvme0n1",
+		".config", "gh", ".git", "config", "dev", "opasswd", "security"}
+	for n := range sensitiveNames {
+		out = append(out, n)
+	}
+	for n := range secretBases {
+		out = append(out, n)
+	}
+	for _, x := range secretSuffixes {
+		out = append(out, strings.Split(x, "/")...)
+	}
+	for i, n := range out {
+		out[i] = strings.ToLower(n)
+	}
+	return out
+}()
+
+const maxGlobVariants = 256
+
+// globCouldReadSecret reports whether a path pattern (with *, ? or [...])
+// could match a secret: each pattern component is replaced by every
+// candidate name it could match as the shell reads it (globMatch: any
+// bracket expression, [!x], [[:alpha:]], [=s=], is any one character) (a leading dot included, since dotglob may be
+// set), and the resulting paths are judged. Past maxGlobVariants it says
+// yes: what rein cannot enumerate is not harmless.
+func globCouldReadSecret(p string) bool {
+	segs := strings.Split(strings.ReplaceAll(p, `\`, "/"), "/")
+	variants := []string{""}
+	for i, seg := range segs {
+		var next []string
+		choices := []string{seg}
+		if strings.ContainsAny(seg, "*?[") {
+			choices = choices[:0]
+			// Case is ignored: macOS and Windows file systems ignore it,
+			// and so does bash with nocaseglob.
+			pt := globToks(strings.ToLower(seg), true)
+			for _, c := range globCandidates {
+				if globToksMatch(pt, c) {
+					choices = append(choices, c)
+				}
+			}
+			if len(choices) == 0 {
+				return false // this component matches no secret name
+			}
+		}
+		for _, v := range variants {
+			for _, c := range choices {
+				if i == 0 {
+					next = append(next, c)
+				} else {
+					next = append(next, v+"/"+c)
+				}
+				if len(next) > maxGlobVariants {
+					return true
+				}
+			}
+		}
+		variants = next
+	}
+	for _, v := range variants {
+		if v == "" {
+			v = "/"
+		}
+		if secretPath(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxGlobChecks bounds the globs judged per input: a hostile script of a
+// thousand globs stays cheap, and past the bound every glob read is taken
+// as a secret read.
+const maxGlobChecks = 64
+
+// globSecret is globCouldReadSecret within the script's budget.
+func (s *shellScan) globSecret(p string) bool {
+	if s.globChecks >= maxGlobChecks {
+		return true
+	}
+	s.globChecks++
+	return globCouldReadSecret(p)
+}
+
+// reachesSecrets reports whether a recursive read of a directory could
+// reach secrets: /, home directories, /root, /etc, /proc, /var, /run, /dev,
+// or a path climbing out of the working directory.
+func reachesSecrets(p string) bool {
+	c := shellPath(p)
+	switch {
+	case c == "/" || c == "~" || strings.HasPrefix(c, "~"), c == ".." || strings.HasPrefix(c, "../"):
+		return true
+	case strings.HasPrefix(c, "/"):
+		for _, d := range []string{"/home", "/root", "/etc", "/proc", "/var", "/run", "/dev", "/Users", "/private", "/mnt", "/media"} {
+			if c == d || underAny(c, d) || underAny(d, c) {
+				return true
+			}
+		}
+	}
+	return secretPath(c)
+}
+
+// systemDirs are the directories whose programs are the system's own.
+var systemDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin")
+
+// resolvedName reports whether a command name, as written, runs the
+// system's program: a literal bare name (shadowing by the script's
+// functions and aliases is judged after the walk) or a path in systemDirs.
+func resolvedName(w shWord) bool {
+	if !w.lit || w.expanded || w.glob || w.text == "" {
+		return false
+	}
+	if !strings.Contains(w.text, "/") {
+		return true
+	}
+	return systemDirs[path.Dir(path.Clean(w.text))]
+}
+
+// files fills a command's reads, writes, resolution and read-only verdict
+// from its program's table and its redirections, and tags secret reads,
+// writes and writes that arm later execution.
+func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redirect) {
+	c.Resolved = resolvedName(s.nameWord)
+	p := programFor(c.Name)
+	var u programUse
+	ro := false
+	if p != nil {
+		u, ro = useOf(p, args)
+	}
+	ro = ro && c.Resolved
+	if p != nil && (p.readOnly || u.sub != "" && p.subs[u.sub] != nil && p.subs[u.sub].readOnly) {
+		// A read-only program's option may come from a value rein does not
+		// know (git diff $OPTS may be --output=…).
+		for _, w := range u.expansions {
+			s.dyn("expansion rein cannot know where "+c.Name+" takes options", posOf(w))
+		}
+	}
+	reads, writes := u.reads, u.writes
+	for _, r := range redirs {
+		if r.Word == nil {
+			continue
+		}
+		w := s.word(r.Word)
+		read, write := redirectFile(r, w)
+		if read {
+			reads = append(reads, w)
+		}
+		if write {
+			writes = append(writes, w)
+		}
+	}
+	for _, w := range reads {
+		c.Reads = append(c.Reads, w.text)
+		if !w.lit {
+			ro = false // a file rein cannot name could be any file
+			continue
+		}
+		if secretPath(w.text) || w.glob && s.globSecret(w.text) || u.caps&capRecurse != 0 && reachesSecrets(w.text) {
+			s.tags["shell.secrets"] = true
+			ro = false
+		} else if u.caps&capRecurse != 0 && !u.included {
+			// A recursive read of any other folder reads its hidden files
+			// too: the workspace's own .env, .git/config, a .npmrc. rein
+			// cannot see what the folder holds, so it is no plain read,
+			// unless --include narrows it to names that are no secret (each
+			// include glob is one of the reads judged above).
+			ro = false
+		}
+	}
+	for _, w := range writes {
+		c.Writes = append(c.Writes, w.text)
+		s.wrote(w)
+		ro = false
+	}
+	for name := range c.Env {
+		if _, ok := envExec(name); ok {
+			ro = false
+		}
+	}
+	c.ReadOnly = ro
+}
+
+// useOf reads a command's arguments against its program's table, through a
+// subcommand (git log) when the program has them, and says whether that use
+// is read-only: a read-only program (and subcommand), no unknown option,
+// and no option that writes, runs, connects, loads or changes the system.
+func useOf(p *program, args []shWord) (programUse, bool) {
+	clean := func(u programUse) bool {
+		return len(u.unknown) == 0 && u.caps&^readCaps == 0
+	}
+	if p.subs == nil {
+		u := p.use(args)
+		return u, p.readOnly && clean(u)
+	}
+	global, sub, rest := splitSub(p, args)
+	u := p.use(global)
+	ro := clean(u)
+	sp := p.subs[sub.text]
+	if sp == nil || !sub.lit || sub.expanded {
+		return u, false
+	}
+	su := sp.use(rest)
+	u.expansions = append(u.expansions, su.expansions...)
+	u.caps |= su.caps
+	u.unknown = append(u.unknown, su.unknown...)
+	u.reads = append(u.reads, su.reads...)
+	u.writes = append(u.writes, su.writes...)
+	u.operands = su.operands
+	u.sub = sub.text
+	return u, ro && sp.readOnly && clean(su)
+}
+
+// splitSub splits a command's arguments into the program's own options, its
+// subcommand and the subcommand's arguments (git -C x log -p).
+func splitSub(p *program, args []shWord) (global []shWord, sub shWord, rest []shWord) {
+	opts := p.options()
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if !strings.HasPrefix(t, "-") || !args[i].lit {
+			return args[:i], args[i], args[i+1:]
+		}
+		if t == "--" {
+			if i+1 < len(args) {
+				return args[:i+1], args[i+1], args[i+2:]
+			}
+			return args, shWord{}, nil
+		}
+		if !strings.HasPrefix(t, "--") && len(t) == 2 {
+			if o, ok := shortOption(opts, t[1]); ok && o.value {
+				i++
+			}
+		} else if strings.HasPrefix(t, "--") && !strings.Contains(t, "=") {
+			if o, ok := longOption(opts, t[2:]); ok && o.value {
+				i++
+			}
+		}
+	}
+	return args, shWord{}, nil
+}
