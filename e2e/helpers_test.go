@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -43,6 +44,14 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// The suite drives real servers, browsers and Node.js clients; on a
+	// busy two-core machine it can outlast go test's default of 10
+	// minutes while every test is progressing. Unless another timeout was
+	// asked for, allow it 30.
+	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() == (10*time.Minute).String() {
+		f.Value.Set((30 * time.Minute).String())
+	}
 	os.Exit(buildAndRun(m))
 }
 

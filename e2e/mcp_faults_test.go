@@ -14,6 +14,7 @@ import (
 // answer of the wrong shape gets every call refused with an error naming
 // the cause, before the client's own timeout; nothing reaches the server.
 func TestMCPGatewayReinFaults(t *testing.T) {
+	t.Parallel() // mostly waiting
 	m := newMCPEnv(t)
 	for _, c := range []struct {
 		name    string

@@ -106,6 +106,7 @@ func TestMCPGatewayProgress(t *testing.T) {
 // rein's answer naming the approval before the official TypeScript
 // client's default 60 s request timeout, not an MCP time-out error.
 func TestMCPGatewayDefaultWait(t *testing.T) {
+	t.Parallel() // mostly waiting
 	m := newMCPEnv(t)
 	r := m.runClient(t, m.stdioPlanArgs(nil, "none",
 		withOpts(call("write_file", map[string]any{"path": filepath.Join(m.root, "never.md"), "content": "x"}), "timeout", 0)))
