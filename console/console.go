@@ -41,7 +41,7 @@ var SignInRoles = []rein.Role{rein.RoleApprover, rein.RoleAdmin, rein.RoleAudito
 // CSP is the Content-Security-Policy of every console response: scripts,
 // styles and connections only from rein itself, no inline code, no framing.
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	"worker-src 'self'; manifest-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // Keys is what the console needs of the store.
 type Keys interface {
@@ -107,6 +107,17 @@ func (c *Console) Handler() http.Handler {
 	m.HandleFunc("POST /sign-out", c.signOut)
 	m.HandleFunc("GET /me", c.me)
 	m.HandleFunc("GET /assets/", func(w http.ResponseWriter, r *http.Request) { c.file(w, r, strings.TrimPrefix(r.URL.Path, "/")) })
+	// The web app manifest makes the console installable; the service
+	// worker (at the root, so that its scope is the whole console) shows
+	// Web Push notifications. Neither needs a session: they hold no data.
+	m.HandleFunc("GET /manifest.webmanifest", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/manifest+json")
+		c.file(w, r, "manifest.webmanifest")
+	})
+	m.HandleFunc("GET /sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		c.file(w, r, "sw.js")
+	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "404: no such page in the rein console; start at /inbox (the API is under /v1/)", http.StatusNotFound)
 	})

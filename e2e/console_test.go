@@ -64,11 +64,11 @@ func newConsoleEnv(t *testing.T) *consoleEnv {
 	return newConsoleEnvPolicy(t, consolePolicy)
 }
 
-func newConsoleEnvPolicy(t *testing.T, policy string) *consoleEnv {
+func newConsoleEnvPolicy(t *testing.T, policy string, args ...string) *consoleEnv {
 	t.Helper()
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, pol, policy)
-	s := startServer(t, t.TempDir(), nil, "--policy", pol)
+	s := startServer(t, t.TempDir(), nil, append([]string{"--policy", pol}, args...)...)
 	e := &consoleEnv{t: t, s: s, keys: map[string]string{"admin": s.adminKey()}}
 	for _, k := range []struct{ name, tenant, roles, groups string }{
 		{"builder", "acme", `"agent"`, ``},

@@ -30,6 +30,7 @@ import (
 	"github.com/reinhq/rein/policy"
 	"github.com/reinhq/rein/serve"
 	"github.com/reinhq/rein/sqlite"
+	"github.com/reinhq/rein/webpush"
 )
 
 // ---------------------------------------------------------------------------
@@ -122,6 +123,9 @@ type env struct {
 	pipe   *pipeline.Pipeline
 	api    *reinhttp.Server
 	keys   map[string]*testKey
+	// push is a push service for the env's Web Push: it takes messages
+	// under /push/ and answers 410 (gone) under /push/gone.
+	push *httptest.Server
 }
 
 // tenants are the two ordinary tenants every env has.
@@ -159,13 +163,27 @@ func newEnv(t testing.TB, global string) *env {
 	// test also shows that bearer keys work as before beside it.
 	web := &console.Console{Keys: store, SignOuts: store, Log: log, Sealer: &console.Sealer{Secret: []byte(testConsoleSecret)}}
 	api.Console, api.Sessions = web.Handler(), web
+	pushSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if strings.HasPrefix(r.URL.Path, "/push/gone") {
+			w.WriteHeader(http.StatusGone)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(pushSrv.Close)
+	vapid, err := webpush.KeyFromSecret([]byte(testConsoleSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.Push = &webpush.Sender{VAPID: &webpush.VAPID{Key: vapid, Subject: "mailto:ops@example.com"}, Services: []string{pushSrv.URL + "/push/"}}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(pipe.StopWaiting) // runs first: long-polls answer, so that Close does not wait on them
 	t.Cleanup(api.Stop)         // event streams end
 	pipe.BaseURL = srv.URL
 
-	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, pipe: pipe, api: api, keys: map[string]*testKey{}}
+	e := &env{t: t, ctx: ctx, store: store, active: active, pols: pols, srv: srv, pipe: pipe, api: api, keys: map[string]*testKey{}, push: pushSrv}
 	e.addKey("root", rein.AllTenants, rein.RoleAdmin)
 	for _, tenant := range tenants {
 		e.addKey(tenant+"-admin", tenant, rein.RoleAdmin)

@@ -336,6 +336,17 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	run(tourStep{op: "POST /v1/passkeys", path: "/v1/passkeys", key: "acme-approver", body: map[string]any{"ceremony": "x", "credential": map[string]any{}, "label": 5}, want: 400})
 	run(tourStep{op: "POST /v1/passkeys", path: "/v1/passkeys", key: "acme-approver", body: map[string]any{"ceremony": "x", "credential": map[string]any{"id": "y"}}, want: 409})
 	run(tourStep{op: "DELETE /v1/passkeys/{id}", path: "/v1/passkeys/pk_nope", key: "acme-approver", want: 404})
+	// Web Push: a device subscribes, gets a test message, unsubscribes.
+	run(tourStep{op: "GET /v1/push", path: "/v1/push", key: "acme-approver", want: 200})
+	run(tourStep{op: "GET /v1/push", path: "/v1/push", key: "acme-auditor", want: 403})
+	sub := newTestDevice(t, e.push.URL+"/push/tour")
+	ids["push"] = id(run(tourStep{op: "POST /v1/push/subscriptions", path: "/v1/push/subscriptions", key: "acme-approver", body: sub, want: 201}), "id")
+	sub["endpoint"] = "https://evil.example/push/x"
+	run(tourStep{op: "POST /v1/push/subscriptions", path: "/v1/push/subscriptions", key: "acme-approver", body: sub, want: 400})
+	run(tourStep{op: "POST /v1/push/test", path: "/v1/push/test", key: "acme-approver", want: 200})
+	run(tourStep{op: "DELETE /v1/push/subscriptions/{id}", path: "/v1/push/subscriptions/{push}", key: "acme-approver", want: 204})
+	run(tourStep{op: "DELETE /v1/push/subscriptions/{id}", path: "/v1/push/subscriptions/{push}", key: "acme-approver", want: 404})
+
 	run(tourStep{op: "POST /v1/approvals/{id}/step-up", path: "/v1/approvals/{approval}/step-up", key: "acme-approver", want: 409})
 	run(tourStep{op: "POST /v1/approvals/{id}/votes", path: "/v1/approvals/{approval}/votes", key: "acme-approver", want: 409,
 		body: map[string]any{"vote": "approve", "step_up": map[string]any{"ceremony": "x", "credential": map[string]any{"id": "y"}}}})

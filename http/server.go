@@ -27,6 +27,7 @@ import (
 	"github.com/reinhq/rein/passkey"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
+	"github.com/reinhq/rein/webpush"
 )
 
 // MaxBodyBytes is the default request body limit (api.md: larger is 413).
@@ -83,6 +84,9 @@ type Server struct {
 	// Passkeys registers passkeys and verifies the confirmations of votes
 	// that need step-up (nil: one on Store, with a secret of this process).
 	Passkeys *passkey.Service
+	// Push sends Web Push notifications; with it the API offers
+	// subscriptions (nil: /v1/push answers that it is off).
+	Push *webpush.Sender
 
 	initPasskeys sync.Once
 
@@ -145,6 +149,10 @@ func (s *Server) Handler() http.Handler {
 	s.route("POST /v1/passkeys/registration", s.beginPasskeyRegistration, rein.RoleApprover, rein.RoleAdmin)
 	s.route("POST /v1/passkeys/confirmation", s.beginPasskeyConfirmation, rein.RoleApprover, rein.RoleAdmin)
 	s.route("DELETE /v1/passkeys/{id}", s.removePasskey, rein.RoleApprover, rein.RoleAdmin)
+	s.route("GET /v1/push", s.getPush, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/push/subscriptions", s.addPushSubscription, rein.RoleApprover, rein.RoleAdmin)
+	s.route("DELETE /v1/push/subscriptions/{id}", s.removePushSubscription, rein.RoleApprover, rein.RoleAdmin)
+	s.route("POST /v1/push/test", s.testPush, rein.RoleApprover, rein.RoleAdmin)
 	s.route("POST /v1/approvals/{id}/client-vote", s.postClientVote, rein.RoleAgent)
 	s.route("GET /v1/approvals/{id}/wait", s.waitApproval, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/approvals/{id}/cancel", s.cancelApproval, rein.RoleAgent, rein.RoleAdmin)

@@ -39,8 +39,10 @@ type Dispatcher struct {
 	Slack        Channel
 	SlackDefault []string
 	Email        Channel
-	Log          *slog.Logger
-	Now          func() time.Time
+	// Push is the Web Push channel (nil: not configured).
+	Push Channel
+	Log  *slog.Logger
+	Now  func() time.Time
 	// Tick is how often reminders and digests are considered (default 10s).
 	Tick time.Duration
 
@@ -49,7 +51,7 @@ type Dispatcher struct {
 }
 
 func (d *Dispatcher) defaults() Channels {
-	return Channels{Slack: d.SlackDefault, Email: d.Email != nil}
+	return Channels{Slack: d.SlackDefault, Email: d.Email != nil, Push: d.Push != nil}
 }
 
 // Run follows the bus until ctx ends.
@@ -105,6 +107,9 @@ func (d *Dispatcher) event(ctx context.Context, e *events.Event) {
 		if d.Email != nil && c.Email {
 			d.report("email", a.ID, d.Email.Announce(ctx, &a, nil))
 		}
+		if d.Push != nil && c.Push {
+			d.report("push", a.ID, d.Push.Announce(ctx, &a, nil))
+		}
 		return
 	}
 	if d.Slack != nil {
@@ -112,6 +117,9 @@ func (d *Dispatcher) event(ctx context.Context, e *events.Event) {
 	}
 	if d.Email != nil && c.Email {
 		d.report("email", a.ID, d.Email.Update(ctx, &a))
+	}
+	if d.Push != nil && c.Push {
+		d.report("push", a.ID, d.Push.Update(ctx, &a))
 	}
 }
 
@@ -169,6 +177,9 @@ func (d *Dispatcher) clock(ctx context.Context) {
 		}
 		if d.Email != nil && c.Email {
 			d.report("email", a.ID, d.Email.Remind(ctx, a, nil))
+		}
+		if d.Push != nil && c.Push {
+			d.report("push", a.ID, d.Push.Remind(ctx, a, nil))
 		}
 	}
 	if r.DigestEvery > 0 && now.Sub(d.lastDigest) >= r.DigestEvery {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,5 +111,62 @@ func TestDispatcherRoutesRemindsDigests(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if n := slack.count("remind apr_soon [CFINANCE]"); n != 1 {
 		t.Errorf("%d reminders of apr_soon, want exactly one", n)
+	}
+}
+
+// TestDispatcherPush: with no routes every approval is pushed; with routes
+// only those of routes that say push; reviews never are.
+func TestDispatcherPush(t *testing.T) {
+	now := time.Now()
+	money := &rein.Approval{ID: "apr_money", Tenant: "acme", Rule: "payments-big", Status: rein.StatusPending, ExpiresAt: now.Add(2 * time.Minute)}
+	deploy := &rein.Approval{ID: "apr_deploy", Tenant: "acme", Rule: "deploys", Status: rein.StatusPending, ExpiresAt: now.Add(time.Hour)}
+	for _, c := range []struct {
+		name   string
+		routes []Route
+		want   []string
+		never  []string
+	}{
+		{"no routes", nil, []string{"announce apr_money []", "announce apr_deploy []", "update apr_deploy approved", "remind apr_money []"}, nil},
+		{"routes", []Route{{Rules: []string{"payments-*"}, Push: true}, {Rules: []string{"deploys"}, Email: true}},
+			[]string{"announce apr_money []", "remind apr_money []"}, []string{"announce apr_deploy []", "update apr_deploy approved"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			push, email := &recorder{}, &recorder{}
+			bus := &events.Bus{}
+			d := &Dispatcher{Bus: bus, Store: pendingList{money, deploy}, Push: push, Email: email,
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Tick: 20 * time.Millisecond,
+				Routing: Routing{RemindBefore: 5 * time.Minute, Routes: c.routes}}
+			if err := d.Routing.Check(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			d.Run(ctx)
+			bus.Publish(events.ApprovalCreated, "acme", money)
+			bus.Publish(events.ApprovalCreated, "acme", deploy)
+			bus.Publish(events.ApprovalUpdated, "acme", &rein.Approval{ID: "apr_deploy", Tenant: "acme", Rule: "deploys", Status: rein.StatusApproved})
+			bus.Publish(events.ReviewCreated, "acme", &rein.Review{ID: "rev_1", Tenant: "acme", Rule: "payments-big"})
+			deadline := time.Now().Add(3 * time.Second)
+			for _, w := range c.want {
+				for !push.has(w) && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if !push.has(w) {
+					t.Errorf("never pushed %q; pushed %v", w, push.got)
+				}
+			}
+			time.Sleep(60 * time.Millisecond)
+			for _, n := range c.never {
+				if push.has(n) {
+					t.Errorf("pushed %q; no route pushes it", n)
+				}
+			}
+			if push.has("announce rev_1 []") {
+				t.Error("a review was pushed")
+			}
+		})
+	}
+	if err := (&Routing{Routes: []Route{{Rules: []string{"x"}}}}).Check(); err == nil || !strings.Contains(err.Error(), "push") {
+		t.Errorf("a route with no channel: %v", err)
 	}
 }

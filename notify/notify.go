@@ -184,6 +184,9 @@ type Route struct {
 	// Webhooks lists webhook target names (approvals only: review events
 	// reach webhooks through their own events and tenants filters).
 	Webhooks []string `yaml:"webhooks"`
+	// Push sends Web Push notifications to the devices the approval's
+	// eligible approvers subscribed in the console (approvals only).
+	Push bool `yaml:"push"`
 }
 
 // carries reports whether the route is for items of kind (ForApprovals,
@@ -232,6 +235,7 @@ type Channels struct {
 	Slack    []string
 	Email    bool
 	Webhooks []string
+	Push     bool
 }
 
 // Routing is the notification configuration of a deployment.
@@ -262,8 +266,8 @@ func (r *Routing) Check() error {
 				return fmt.Errorf("notify route %d: rule glob %q: %v", i+1, g, err)
 			}
 		}
-		if len(rt.Slack) == 0 && !rt.Email && len(rt.Webhooks) == 0 {
-			return fmt.Errorf("notify route %d: names no channel; give slack, email or webhooks", i+1)
+		if len(rt.Slack) == 0 && !rt.Email && len(rt.Webhooks) == 0 && !rt.Push {
+			return fmt.Errorf("notify route %d: names no channel; give slack, email, push or webhooks", i+1)
 		}
 		for _, f := range rt.For {
 			if f != ForApprovals && f != ForReviews {
@@ -297,7 +301,7 @@ func (r *Routing) For(a *rein.Approval, defaults Channels) Channels {
 // it, which are every route not limited to approvals.
 func (r *Routing) ForReview(rv *rein.Review, defaults Channels) Channels {
 	c := r.pick(func(rt *Route) bool { return rt.MatchesReview(rv) }, defaults)
-	c.Webhooks = nil
+	c.Webhooks, c.Push = nil, false
 	return c
 }
 
@@ -312,6 +316,7 @@ func (r *Routing) pick(match func(*Route) bool, defaults Channels) Channels {
 			continue
 		}
 		c.Email = c.Email || rt.Email
+		c.Push = c.Push || rt.Push
 		for _, s := range rt.Slack {
 			if !slices.Contains(c.Slack, s) {
 				c.Slack = append(c.Slack, s)

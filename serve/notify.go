@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/slack"
 	"github.com/reinhq/rein/webhook"
+	"github.com/reinhq/rein/webpush"
 )
 
 // checkNotify validates the slack, email and notify sections. Their
@@ -57,6 +58,9 @@ func checkNotify(cfg *Config) error {
 			}
 		}
 	}
+	if err := cfg.Push.Check(); err != nil {
+		return err
+	}
 	return cfg.Notify.Check()
 }
 
@@ -69,10 +73,28 @@ type notifications struct {
 	store   rein.Store
 	log     *slog.Logger
 	channel string
+	// push sends Web Push messages (nil: disabled), notifier announces
+	// approvals with it.
+	push     *webpush.Sender
+	notifier *webpush.Notifier
 }
 
 func newNotifications(cfg Config, store rein.Store, pipe *pipeline.Pipeline, base string, consoleSecret []byte, web *console.Console, log *slog.Logger) *notifications {
 	n := &notifications{routing: cfg.Notify, store: store, log: log}
+	if ps, ok := store.(webpush.Store); ok && !cfg.Push.Disabled {
+		// The VAPID key is derived from the console secret, which replicas
+		// share: each signs for the subscriptions any of them took.
+		if key, err := webpush.KeyFromSecret(consoleSecret); err != nil {
+			log.Error("Web Push is off: no VAPID key", "err", err)
+		} else {
+			subject := cfg.Push.Subject
+			if subject == "" {
+				subject = base
+			}
+			n.push = &webpush.Sender{VAPID: &webpush.VAPID{Key: key, Subject: subject}, Services: cfg.Push.Services}
+			n.notifier = &webpush.Notifier{Sender: n.push, Store: ps, BaseURL: base, Log: log}
+		}
+	}
 	if cfg.Slack != nil {
 		n.slack = &slack.App{Config: *cfg.Slack, Pipeline: pipe, Store: store, BaseURL: base, Log: log}
 		n.channel = cfg.Slack.Channel
@@ -112,7 +134,7 @@ func (n *notifications) linkHandler() http.Handler {
 
 // run starts the dispatcher when a channel is configured.
 func (n *notifications) run(ctx context.Context, bus *events.Bus) {
-	if n.slack == nil && n.mail == nil {
+	if n.slack == nil && n.mail == nil && n.notifier == nil {
 		return
 	}
 	d := &notify.Dispatcher{Bus: bus, Store: n.store, Reviews: n.store, Routing: n.routing, Log: n.log}
@@ -124,6 +146,9 @@ func (n *notifications) run(ctx context.Context, bus *events.Bus) {
 	}
 	if n.mail != nil {
 		d.Email = n.mail
+	}
+	if n.notifier != nil {
+		d.Push = n.notifier
 	}
 	d.Run(ctx)
 }

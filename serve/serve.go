@@ -37,6 +37,7 @@ import (
 	"github.com/reinhq/rein/slack"
 	"github.com/reinhq/rein/sqlite"
 	"github.com/reinhq/rein/webhook"
+	"github.com/reinhq/rein/webpush"
 )
 
 // Config is what `rein serve` runs with. A config file (YAML, same names)
@@ -66,6 +67,9 @@ type Config struct {
 	Slack  *slack.Config  `yaml:"slack"`
 	Email  *mail.Config   `yaml:"email"`
 	Notify notify.Routing `yaml:"notify"`
+	// Push sends Web Push notifications of new approvals to the devices
+	// approvers subscribe in the console (on unless disabled).
+	Push webpush.Config `yaml:"push"`
 	// OIDC signs people in to the console with their company's identity
 	// provider (docs/approvers.md).
 	OIDC *signin.Config `yaml:"oidc"`
@@ -297,7 +301,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		return nil, err
 	}
 	nt := newNotifications(cfg, store, pipe, base, secret, web, log)
-	api := &reinhttp.Server{Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
+	api := &reinhttp.Server{Push: nt.push, Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
 		Console: withSignIn(web.Handler(), cfg, store, web, base, secret, log), Sessions: web, Passkeys: newPasskeys(store, base, secret),
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {

@@ -52,6 +52,7 @@ func Run(t *testing.T, open Open) {
 		{"AuditKeys", auditKeys},
 		{"Reviews", reviews},
 		{"Passkeys", passkeys},
+		{"PushSubscriptions", pushSubscriptions},
 		{"Proposals", proposals},
 	}
 	for _, tc := range tests {

@@ -13,7 +13,7 @@ const routes = [
   { re: /^\/audit$/, page: 'audit', title: 'Audit' },
   { re: /^\/policy$/, page: 'policy', title: 'Policy' },
   { re: /^\/admin$/, page: 'admin', title: 'Admin' },
-  { re: /^\/passkeys$/, page: 'passkeys', title: 'Passkeys' },
+  { re: /^\/passkeys$/, page: 'passkeys', title: 'Devices' },
 ];
 
 const nav = [
@@ -23,7 +23,7 @@ const nav = [
   { href: '/audit', text: 'Audit', roles: ['admin', 'auditor'] },
   { href: '/policy', text: 'Policy', roles: ['admin', 'auditor'] },
   { href: '/admin', text: 'Admin', roles: ['admin'] },
-  { href: '/passkeys', text: 'Passkeys', roles: ['approver', 'admin'] },
+  { href: '/passkeys', text: 'Devices', roles: ['approver', 'admin'] },
 ];
 
 async function main() {

@@ -1,0 +1,188 @@
+package webpush
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/notify"
+)
+
+// Store is what the notifier needs of rein's store: the subscriptions and
+// the keys of the people behind them.
+type Store interface {
+	rein.PushSubscriptions
+	notify.Keys
+}
+
+// Notifier is the Web Push channel of approvals (a notify.Channel): each
+// new approval is pushed to the devices of every person who may vote on it
+// and has not; a decided approval takes its notification off those
+// devices; reminders push it again. Digests are not pushed.
+type Notifier struct {
+	Sender  *Sender
+	Store   Store
+	BaseURL string
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Payload is what a push message carries to the console's service worker.
+// It names the action but not its arguments: a phone shows notifications
+// on its lock screen.
+type Payload struct {
+	// Type is "approval" (show it) or "closed" (take it away).
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body,omitempty"`
+	URL   string `json:"url,omitempty"`
+	// Renotify makes a reminder alert again.
+	Renotify  bool       `json:"renotify,omitempty"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Status    string     `json:"status,omitempty"`
+}
+
+func (n *Notifier) now() time.Time {
+	if n.Now != nil {
+		return n.Now()
+	}
+	return time.Now()
+}
+
+// Announce pushes a new approval to its approvers' devices.
+func (n *Notifier) Announce(ctx context.Context, a *rein.Approval, _ []string) error {
+	return n.push(ctx, a, false)
+}
+
+// Remind pushes a pending approval again, shortly before it expires.
+func (n *Notifier) Remind(ctx context.Context, a *rein.Approval, _ []string) error {
+	return n.push(ctx, a, true)
+}
+
+// Digest pushes nothing: a digest is for channels people read later.
+func (n *Notifier) Digest(context.Context, []*rein.Approval, []string) error { return nil }
+
+// Update takes the notification of a decided approval off the devices it
+// went to, and off those of anyone who voted; a pending approval's update
+// (a vote, an escalation) pushes it to eligible people who have not voted
+// (the service worker shows one notification per approval, so those
+// already told are not alerted again).
+func (n *Notifier) Update(ctx context.Context, a *rein.Approval) error {
+	if a.Status == rein.StatusPending {
+		return n.send(ctx, a, func(key *rein.Key) bool { return notify.Eligible(a, key) && !voted(a, key) },
+			n.payload(a, false), "normal")
+	}
+	p := Payload{Type: "closed", ID: a.ID, Status: a.Status}
+	return n.send(ctx, a, func(key *rein.Key) bool { return notify.Eligible(a, key) || voted(a, key) }, p, "normal")
+}
+
+func (n *Notifier) push(ctx context.Context, a *rein.Approval, reminder bool) error {
+	if a.Status != rein.StatusPending {
+		return nil
+	}
+	return n.send(ctx, a, func(key *rein.Key) bool { return notify.Eligible(a, key) && !voted(a, key) },
+		n.payload(a, reminder), "high")
+}
+
+func (n *Notifier) payload(a *rein.Approval, reminder bool) Payload {
+	title := fmt.Sprintf("%s wants to run %s", a.Agent, a.Tool)
+	if reminder {
+		title = "Reminder: " + title
+	}
+	var lines []string
+	if len(a.Risk) > 0 {
+		lines = append(lines, "Risk: "+strings.Join(a.Risk, ", "))
+	}
+	why := a.Reason
+	if why == "" {
+		why = "rule " + a.Rule
+	}
+	lines = append(lines, why)
+	lines = append(lines, notify.Progress(a)+", expires "+a.ExpiresAt.UTC().Format("15:04 UTC"))
+	exp := a.ExpiresAt
+	return Payload{Type: "approval", ID: a.ID, Title: title, Body: strings.Join(lines, "\n"),
+		URL: strings.TrimRight(n.BaseURL, "/") + "/approvals/" + a.ID, Renotify: reminder, ExpiresAt: &exp}
+}
+
+// send pushes p to the devices of every person of the approval's tenant
+// whose active key to passes. A subscription the push service has
+// forgotten is removed.
+func (n *Notifier) send(ctx context.Context, a *rein.Approval, to func(*rein.Key) bool, p Payload, urgency string) error {
+	// The approval's tenant's people, and those of every tenant (keys of
+	// tenant *), who may vote on it too.
+	subs, err := n.Store.PushSubscriptionsIn(ctx, a.Tenant)
+	if err != nil {
+		return fmt.Errorf("web push: list subscriptions: %w", err)
+	}
+	if a.Tenant != rein.AllTenants {
+		all, err := n.Store.PushSubscriptionsIn(ctx, rein.AllTenants)
+		if err != nil {
+			return fmt.Errorf("web push: list subscriptions: %w", err)
+		}
+		subs = append(subs, all...)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	ttl := a.ExpiresAt.Sub(n.now())
+	if p.Type == "closed" || ttl < 0 {
+		ttl = time.Hour
+	}
+	keys := map[notify.Identity]*rein.Key{} // nil: not to be told
+	var errs []error
+	for _, s := range subs {
+		person := notify.Identity{Tenant: s.Tenant, Key: s.Name}
+		key, seen := keys[person]
+		if !seen {
+			k, err := notify.KeyOf(ctx, n.Store, person)
+			if err == nil && to(k) {
+				key = k
+			}
+			keys[person] = key
+		}
+		if key == nil {
+			continue
+		}
+		err := n.Sender.Send(ctx, Subscription{Endpoint: s.Endpoint, P256DH: s.P256DH, Auth: s.Auth},
+			Message{Payload: body, TTL: ttl, Urgency: urgency, Topic: topic(a.ID)})
+		switch {
+		case errors.Is(err, ErrGone):
+			if rerr := n.Store.RemovePushSubscription(context.WithoutCancel(ctx), s.ID, &rein.Entry{TS: n.now().UTC(),
+				Tenant: s.Tenant, Kind: rein.KindPushUnsubscribed, Actor: "rein", Subject: s.ID,
+				Data: map[string]any{"name": s.Name, "reason": "the push service no longer knows the subscription"}}); rerr != nil && !errors.Is(rerr, rein.ErrNotFound) {
+				errs = append(errs, rerr)
+			}
+		case err != nil:
+			errs = append(errs, fmt.Errorf("web push to %s's device %s: %w", s.Name, s.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// topic is the Topic header of an approval's messages: an undelivered
+// message about it is replaced by a newer one (its closing, say). Topics
+// are at most 32 characters of the base64url alphabet.
+func topic(id string) string {
+	t := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, id)
+	if len(t) > 32 {
+		t = t[len(t)-32:]
+	}
+	return t
+}
+
+func voted(a *rein.Approval, k *rein.Key) bool {
+	return slices.ContainsFunc(a.Votes, func(v rein.Vote) bool { return v.ByKey == k.ID })
+}
