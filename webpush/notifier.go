@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein"
@@ -137,7 +138,12 @@ func (n *Notifier) send(ctx context.Context, a *rein.Approval, to func(*rein.Key
 		ttl = time.Hour
 	}
 	keys := map[notify.Identity]*rein.Key{} // nil: not to be told
-	var errs []error
+	var (
+		errs []error
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, 8)
+	)
 	for _, s := range subs {
 		person := notify.Identity{Tenant: s.Tenant, Key: s.Name}
 		key, seen := keys[person]
@@ -151,20 +157,42 @@ func (n *Notifier) send(ctx context.Context, a *rein.Approval, to func(*rein.Key
 		if key == nil {
 			continue
 		}
-		err := n.Sender.Send(ctx, Subscription{Endpoint: s.Endpoint, P256DH: s.P256DH, Auth: s.Auth},
-			Message{Payload: body, TTL: ttl, Urgency: urgency, Topic: topic(a.ID)})
-		switch {
-		case errors.Is(err, ErrGone):
-			if rerr := n.Store.RemovePushSubscription(context.WithoutCancel(ctx), s.ID, &rein.Entry{TS: n.now().UTC(),
-				Tenant: s.Tenant, Kind: rein.KindPushUnsubscribed, Actor: "rein", Subject: s.ID,
-				Data: map[string]any{"name": s.Name, "reason": "the push service no longer knows the subscription"}}); rerr != nil && !errors.Is(rerr, rein.ErrNotFound) {
-				errs = append(errs, rerr)
+		// Devices are sent to side by side, a few at a time, so that one
+		// slow push service holds the dispatcher for one timeout, not one
+		// per device.
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := n.deliver(ctx, s, body, ttl, urgency, a.ID); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
 			}
-		case err != nil:
-			errs = append(errs, fmt.Errorf("web push to %s's device %s: %w", s.Name, s.ID, err))
-		}
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// deliver sends one message to one device; a device its push service
+// forgot is removed, and the removal audited.
+func (n *Notifier) deliver(ctx context.Context, s *rein.PushSubscription, body []byte, ttl time.Duration, urgency, approval string) error {
+	err := n.Sender.Send(ctx, Subscription{Endpoint: s.Endpoint, P256DH: s.P256DH, Auth: s.Auth},
+		Message{Payload: body, TTL: ttl, Urgency: urgency, Topic: topic(approval)})
+	switch {
+	case errors.Is(err, ErrGone):
+		err := n.Store.RemovePushSubscription(context.WithoutCancel(ctx), s.ID, &rein.Entry{TS: n.now().UTC(),
+			Tenant: s.Tenant, Kind: rein.KindPushUnsubscribed, Actor: "rein", Subject: s.ID,
+			Data: map[string]any{"name": s.Name, "reason": "the push service no longer knows the subscription"}})
+		if err != nil && !errors.Is(err, rein.ErrNotFound) {
+			return err
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("web push to %s's device %s: %w", s.Name, s.ID, err)
+	}
+	return nil
 }
 
 // topic is the Topic header of an approval's messages: an undelivered

@@ -206,3 +206,57 @@ func mustKey(t *testing.T) *ecdsa.PrivateKey {
 	}
 	return k
 }
+
+// TestNotifierSendsSideBySide: devices are sent to concurrently, so one
+// slow push service does not hold the others up behind it.
+func TestNotifierSendsSideBySide(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	both := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select { // the first request waits for the second to arrive
+		case <-both:
+		case <-time.After(5 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	for _, name := range []string{"fiona", "frank"} {
+		k := &rein.Key{ID: "key_" + name, Name: name, Tenant: "acme", Roles: []rein.Role{rein.RoleApprover}, Groups: []string{"finance"}, CreatedAt: time.Now()}
+		_, k.SecretHash = rein.NewSecret()
+		if err := store.CreateKey(ctx, k, &rein.Entry{TS: time.Now(), Tenant: "acme", Kind: rein.KindKeyCreated, Actor: "test", Subject: k.ID}); err != nil {
+			t.Fatal(err)
+		}
+		dk, _ := ecdh.P256().GenerateKey(rand.Reader)
+		if err := store.SavePushSubscription(ctx, &rein.PushSubscription{ID: "push_" + name, Tenant: "acme", Name: name, Endpoint: srv.URL + "/push/" + name,
+			P256DH: base64.RawURLEncoding.EncodeToString(dk.PublicKey().Bytes()), Auth: base64.RawURLEncoding.EncodeToString(make([]byte, 16)), CreatedAt: time.Now()}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := &Notifier{Store: store, BaseURL: "https://rein.example",
+		Sender: &Sender{VAPID: &VAPID{Key: mustKey(t), Subject: "https://rein.example"}, Services: []string{srv.URL + "/push/"}}}
+	a := &rein.Approval{ID: "apr_1", Tenant: "acme", Status: rein.StatusPending, Agent: "builder", AgentKeyID: "key_agent",
+		Tool: "pay", Approvers: []string{"group:finance"}, Quorum: 1, ExpiresAt: time.Now().Add(time.Hour)}
+	if err := n.Announce(ctx, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if most != 2 {
+		t.Fatalf("at most %d messages were in flight at once; the two devices were sent to one after the other", most)
+	}
+}
