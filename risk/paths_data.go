@@ -165,12 +165,14 @@ var sensitivePathRules = []struct {
 	{"/dev/mapper/**", true, false}, {"/dev/block/**", true, false}, {"/dev/root", true, false},
 
 	// Shell start-up files (bash(1) INVOCATION, zsh(1) STARTUP/SHUTDOWN
-	// FILES, fish, csh, ksh, PowerShell profiles, X session scripts).
-	{"**/.bashrc", false, true}, {"**/.bash_profile", false, true}, {"**/.bash_login", false, true},
-	{"**/.bash_logout", false, true}, {"**/.profile", false, true}, {"**/.zshrc", false, true},
-	{"**/.zshenv", false, true}, {"**/.zprofile", false, true}, {"**/.zlogin", false, true},
-	{"**/.zlogout", false, true}, {"**/.kshrc", false, true}, {"**/.cshrc", false, true},
-	{"**/.tcshrc", false, true}, {"**/.login", false, true}, {"~/.config/fish/**", false, true},
+	// FILES, fish, csh, ksh, PowerShell profiles, X session scripts). The
+	// ones that set a login's environment are secrets too: they are where
+	// people export their tokens (export GITHUB_TOKEN=..., an API key).
+	{"**/.bashrc", true, true}, {"**/.bash_profile", true, true}, {"**/.bash_login", true, true},
+	{"**/.bash_logout", false, true}, {"**/.profile", true, true}, {"**/.zshrc", true, true},
+	{"**/.zshenv", true, true}, {"**/.zprofile", true, true}, {"**/.zlogin", true, true},
+	{"**/.zlogout", false, true}, {"**/.kshrc", true, true}, {"**/.cshrc", true, true},
+	{"**/.tcshrc", true, true}, {"**/.login", true, true}, {"~/.config/fish/**", true, true},
 	{"~/.xprofile", false, true}, {"~/.xinitrc", false, true}, {"~/.xsession", false, true},
 	{"~/.config/powershell/**", false, true}, {"~/Documents/PowerShell/**", false, true},
 	{"~/Documents/WindowsPowerShell/**", false, true},
