@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -50,12 +51,16 @@ var (
 // (~/.s*/id_*, /etc/sha{dow,x}) is sensitive when it could match a
 // sensitive path.
 func ClassifyPath(raw, workspace string) (PathFact, []string) {
-	if i := strings.IndexByte(raw, 0); i >= 0 {
-		// C file APIs end the path at NUL: "/srv/.env\x00.txt" opens .env.
-		// Judged as both, the worse of the two.
-		f, tags := ClassifyPath(raw[:i], workspace)
-		g, more := ClassifyPath(strings.ReplaceAll(raw, "\x00", ""), workspace)
-		f.Path, f.Clean = raw, g.Clean
+	alts := otherSpellings(raw)
+	if len(alts) == 0 {
+		return classifyPath(raw, workspace)
+	}
+	// The path as written, and as the system would open it: judged as
+	// each, the worse of them.
+	f, tags := classifyPath(strings.ReplaceAll(raw, "\x00", ""), workspace)
+	f.Path = raw
+	for _, alt := range alts {
+		g, more := classifyPath(alt, workspace)
 		f.Secret, f.ExecConfig = f.Secret || g.Secret, f.ExecConfig || g.ExecConfig
 		f.Sensitive, f.OutsideWorkspace = f.Sensitive || g.Sensitive, f.OutsideWorkspace || g.OutsideWorkspace
 		for _, t := range more {
@@ -63,8 +68,101 @@ func ClassifyPath(raw, workspace string) (PathFact, []string) {
 				tags = append(tags, t)
 			}
 		}
-		return f, tags
 	}
+	return f, tags
+}
+
+// otherSpellings returns the paths the system may open for raw, when they
+// differ from raw read as written:
+//   - C file APIs end a path at NUL: "/srv/.env\x00.txt" opens .env;
+//   - a file: URL names the path it encodes: "file:///etc/shadow",
+//     "file://localhost/C:/x", percent-encoding decoded;
+//   - Windows drops trailing dots and spaces from each name (".env ",
+//     ".env." open .env) and reads "name:stream" as a stream of the file
+//     name (".env::$DATA" is .env itself).
+func otherSpellings(raw string) []string {
+	if !mayBeSpelledOtherwise(raw) {
+		return nil
+	}
+	var out []string
+	add := func(p string) {
+		if p != raw && p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if i := strings.IndexByte(raw, 0); i >= 0 {
+		add(raw[:i])
+	}
+	for _, p := range append([]string{raw}, out...) {
+		if rest, ok := cutFold(p, "file:"); ok {
+			if after, ok := strings.CutPrefix(rest, "//"); ok {
+				// file://host/path: the host is local ("", localhost) or a
+				// share (\\host\path).
+				host, path, _ := strings.Cut(after, "/")
+				if host == "" || strings.EqualFold(host, "localhost") {
+					rest = "/" + path
+				} else {
+					rest = "//" + after
+				}
+			}
+			if dec, err := url.PathUnescape(rest); err == nil {
+				rest = dec
+			}
+			if len(rest) > 2 && rest[0] == '/' && rest[2] == ':' { // /C:/x
+				rest = rest[1:]
+			}
+			add(rest)
+		}
+	}
+	for _, p := range append([]string{raw}, out...) {
+		segs := strings.Split(strings.ReplaceAll(p, `\`, "/"), "/")
+		changed := false
+		for i, seg := range segs {
+			t := seg
+			if j := strings.IndexByte(t, ':'); j > 0 && !(i == 0 && j == 1) {
+				t = t[:j] // name:stream, name::$DATA
+			}
+			t = strings.TrimRight(t, ". ")
+			if t == "" && seg != "" && seg != "." && seg != ".." {
+				t = seg // "..." and the like: not a name Windows shortens to nothing
+			}
+			if t != seg && seg != "." && seg != ".." {
+				segs[i], changed = t, true
+			}
+		}
+		if changed {
+			add(strings.Join(segs, "/"))
+		}
+	}
+	return out
+}
+
+// mayBeSpelledOtherwise is a quick test that otherSpellings has nothing to
+// find: no NUL, no colon past a drive letter, no name that ends in a dot
+// or a space. It keeps the common case free of allocations.
+func mayBeSpelledOtherwise(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == 0, c == ':' && i != 1:
+			return true
+		case (c == '.' || c == ' ') && (i+1 == len(raw) || raw[i+1] == '/' || raw[i+1] == '\\'):
+			if c == ' ' || !(i == 0 || raw[i-1] == '/' || raw[i-1] == '\\' || raw[i-1] == '.' && (i == 1 || raw[i-2] == '/' || raw[i-2] == '\\')) {
+				return true // not "." or ".."
+			}
+		}
+	}
+	return false
+}
+
+// cutFold is strings.CutPrefix without regard to case.
+func cutFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+func classifyPath(raw, workspace string) (PathFact, []string) {
 	f := PathFact{Path: raw}
 	tags := []string{"path"}
 	p := strings.ReplaceAll(raw, `\`, "/")

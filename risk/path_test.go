@@ -184,3 +184,46 @@ func TestHookAndSettingsExecConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherSpellings: a path is judged as the system would open it too — cut
+// at NUL, a file: URL decoded, Windows' trailing dots and spaces and
+// alternate data streams dropped — and the worse answer counts.
+func TestOtherSpellings(t *testing.T) {
+	for _, c := range []struct {
+		raw                string
+		secret, execConfig bool
+	}{
+		{"/srv/agent/.env\x00.txt", true, false},
+		{"file:///etc/shadow", true, false},
+		{"FILE:///etc/shadow", true, false},
+		{"file://localhost/etc/shadow", true, false},
+		{"file:///home/u/.ssh/id_rsa", true, false},
+		{"file:///home/u/%2essh/id%5Frsa", true, false},
+		{"file:///C:/Users/u/.aws/credentials", true, false},
+		{"file:/etc/shadow", true, false},
+		{".env ", true, false},
+		{".env. . ", true, false},
+		{".env::$DATA", true, false},
+		{".env:secret", true, false},
+		{`C:\Users\u\.ssh\id_rsa::$DATA`, true, false},
+		{`C:\Users\u\.ssh. \id_rsa`, true, false},
+		{".git/hooks./pre-commit", false, true},
+		{"README.md", false, false},
+		{"notes.txt ", false, false},
+		{"file:///srv/agent/README.md", false, false},
+	} {
+		f, _ := ClassifyPath(c.raw, "/srv/agent")
+		if c.secret && !f.Secret || c.execConfig && !f.ExecConfig || !c.secret && !c.execConfig && f.Sensitive {
+			t.Errorf("%q: secret %v exec_config %v, want %v %v", c.raw, f.Secret, f.ExecConfig, c.secret, c.execConfig)
+		}
+		if f.Path != c.raw {
+			t.Errorf("%q: the fact's path is %q, not what was written", c.raw, f.Path)
+		}
+	}
+	if f, _ := ClassifyPath("file:///srv/agent/README.md", "/srv/agent"); f.OutsideWorkspace {
+		t.Error("file:///srv/agent/README.md is inside the workspace")
+	}
+	if f, _ := ClassifyPath("file:///etc/hosts", "/srv/agent"); !f.OutsideWorkspace {
+		t.Error("file:///etc/hosts is outside the workspace")
+	}
+}

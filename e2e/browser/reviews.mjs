@@ -13,6 +13,7 @@ run(async (browser) => {
   const olga = await newPage(browser);
   await signIn(olga, keys.olga, '/reviews');
   eq(new URL(olga.url()).pathname, '/reviews', 'sign-in returns to the reviews page');
+  await olga.locator('nav a').first().waitFor(); // the navigation is drawn once the page knows who is signed in
   assert(await olga.locator('nav a[href="/reviews"]').count() === 1, 'Reviews is in the navigation');
   await olga.locator(`#reviews li[data-id="${review}"]`).waitFor();
   await olga.locator(`#reviews li[data-id="${hostile}"]`).waitFor();
