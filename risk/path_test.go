@@ -32,8 +32,8 @@ func TestClassifyPath(t *testing.T) {
 		{`C:\Users\u\.SSH\ID_RSA`, "/srv/app", "C:/Users/u/.SSH/ID_RSA", []string{"path.sensitive", "path.outside_workspace"}, nil},
 		{`c:/windows/system32/drivers/etc/hosts`, "", "c:/windows/system32/drivers/etc/hosts", []string{"path.sensitive"}, nil},
 		{`\\fileserver\share\notes.txt`, "/srv/app", "//fileserver/share/notes.txt", []string{"path.outside_workspace"}, []string{"path.sensitive"}},
-		{`C:\work\app\src\x.go`, `C:\Work\App`, "C:/work/app/src/x.go", nil, []string{"path.outside_workspace", "path.sensitive"}},
-		{`D:\data`, `C:\Work\App`, "D:/data", []string{"path.outside_workspace"}, nil},
+		{`C:\proj\app\src\x.go`, `C:\Proj\App`, "C:/proj/app/src/x.go", nil, []string{"path.outside_workspace", "path.sensitive"}},
+		{`D:\data`, `C:\Proj\App`, "D:/data", []string{"path.outside_workspace"}, nil},
 	}
 	for _, c := range cases {
 		f, tags := ClassifyPath(c.raw, c.workspace)
