@@ -36,12 +36,9 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, key *rein.Key) 
 // &limit=&cursor= (?tenant= for keys of tenant *), newest first.
 func (s *Server) listProposals(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	q := r.URL.Query()
-	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	tenant, err := s.listTenant(key, q.Get("tenant"))
 	if err != nil {
 		return err
-	}
-	if key.Tenant == rein.AllTenants && q.Get("tenant") == "" {
-		tenant = rein.AllTenants
 	}
 	f := rein.ListFilter{Status: q.Get("status"), Agent: q.Get("agent"), Before: q.Get("cursor")}
 	switch f.Status {
@@ -51,12 +48,8 @@ func (s *Server) listProposals(w http.ResponseWriter, r *http.Request, key *rein
 	default:
 		return rein.Errorf(rein.ECodeBadRequest, "status %q: use open, accepted, rejected or all", f.Status)
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
-			return rein.Errorf(rein.ECodeBadRequest, "limit %q: use 1 to 500", v)
-		}
-		f.Limit = n
+	if f.Limit, err = listLimit(q.Get("limit")); err != nil {
+		return err
 	}
 	list, err := s.Pipeline.Proposals(r.Context(), key, tenant, f)
 	if err != nil {
@@ -109,12 +102,9 @@ func (s *Server) decideProposal(w http.ResponseWriter, r *http.Request, key *rei
 // since then and never rejected.
 func (s *Server) proposalSuggestions(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	q := r.URL.Query()
-	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	tenant, err := s.listTenant(key, q.Get("tenant"))
 	if err != nil {
 		return err
-	}
-	if key.Tenant == rein.AllTenants && q.Get("tenant") == "" {
-		tenant = rein.AllTenants
 	}
 	min := 3
 	if v := q.Get("min"); v != "" {

@@ -2,7 +2,6 @@ package http
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/pipeline"
@@ -12,12 +11,9 @@ import (
 // (?tenant= for keys of tenant *), newest first.
 func (s *Server) listReviews(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	q := r.URL.Query()
-	tenant, err := s.tenantParam(key, q.Get("tenant"))
+	tenant, err := s.listTenant(key, q.Get("tenant"))
 	if err != nil {
 		return err
-	}
-	if key.Tenant == rein.AllTenants && q.Get("tenant") == "" {
-		tenant = rein.AllTenants
 	}
 	f := rein.ReviewFilter{Status: q.Get("status"), Agent: q.Get("agent"), Before: q.Get("cursor")}
 	switch f.Status {
@@ -27,12 +23,8 @@ func (s *Server) listReviews(w http.ResponseWriter, r *http.Request, key *rein.K
 	default:
 		return rein.Errorf(rein.ECodeBadRequest, "status %q: use open, ok, concern or all", f.Status)
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 500 {
-			return rein.Errorf(rein.ECodeBadRequest, "limit %q: use 1 to 500", v)
-		}
-		f.Limit = n
+	if f.Limit, err = listLimit(q.Get("limit")); err != nil {
+		return err
 	}
 	list, err := s.Pipeline.Reviews(r.Context(), key, tenant, f)
 	if err != nil {

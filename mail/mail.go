@@ -207,25 +207,43 @@ func (m *Mailer) letter(a *rein.Approval, r recipient, what string) (string, str
 // Digest writes each configured approver the pending approvals they may
 // decide, each with its own link.
 func (m *Mailer) Digest(ctx context.Context, pending []*rein.Approval, _ []string) error {
-	byAddr := map[string]*strings.Builder{}
-	var order []string
-	count := map[string]int{}
+	var d digest
 	for _, a := range pending {
 		for _, r := range m.recipients(ctx, a) {
-			b, ok := byAddr[r.Address]
-			if !ok {
-				b = &strings.Builder{}
-				byAddr[r.Address] = b
-				order = append(order, r.Address)
-			}
-			count[r.Address]++
-			b.WriteString(m.digestItem(a, r))
+			d.add(r.Address, m.digestItem(a, r))
 		}
 	}
+	return d.send(m, "Approvals waiting for you: %d", "digest")
+}
+
+// digest collects, per address, the items of one digest e-mail, in the
+// order the addresses first come.
+type digest struct {
+	order []string
+	items map[string]*strings.Builder
+	count map[string]int
+}
+
+func (d *digest) add(addr, item string) {
+	if d.items == nil {
+		d.items, d.count = map[string]*strings.Builder{}, map[string]int{}
+	}
+	b, ok := d.items[addr]
+	if !ok {
+		b = &strings.Builder{}
+		d.items[addr] = b
+		d.order = append(d.order, addr)
+	}
+	d.count[addr]++
+	b.WriteString(item)
+}
+
+// send mails each address its items; subject has a %d for their number.
+func (d *digest) send(m *Mailer, subject, what string) error {
 	var errs []error
-	for _, addr := range order {
-		if err := m.send(addr, fmt.Sprintf("Approvals waiting for you: %d", count[addr]), byAddr[addr].String()); err != nil {
-			errs = append(errs, fmt.Errorf("digest to %s: %w", addr, err))
+	for _, addr := range d.order {
+		if err := m.send(addr, fmt.Sprintf(subject, d.count[addr]), d.items[addr].String()); err != nil {
+			errs = append(errs, fmt.Errorf("%s to %s: %w", what, addr, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -97,27 +97,12 @@ func (m *Mailer) reviewLetter(rv *rein.Review) (string, string) {
 // DigestReviews writes each configured reviewer the open reviews that
 // name them.
 func (m *Mailer) DigestReviews(ctx context.Context, open []*rein.Review, _ []string) error {
-	byAddr := map[string]*strings.Builder{}
-	var order []string
-	count := map[string]int{}
+	var d digest
 	for _, rv := range open {
 		for _, r := range m.reviewers(ctx, rv) {
-			b, ok := byAddr[r.Address]
-			if !ok {
-				b = &strings.Builder{}
-				byAddr[r.Address] = b
-				order = append(order, r.Address)
-			}
-			count[r.Address]++
-			fmt.Fprintf(b, "- %s: %s (%s; risk: %s)\n  rein review %s --ok | --concern; %s\n", rv.ID, oneLine(notify.ReviewSubject(rv)),
-				oneLine(strings.Join(rv.Why, "; ")), oneLine(strings.Join(rv.Risk, ", ")), rv.ID, notify.ReviewPage(m.BaseURL, rv))
+			d.add(r.Address, fmt.Sprintf("- %s: %s (%s; risk: %s)\n  rein review %s --ok | --concern; %s\n", rv.ID, oneLine(notify.ReviewSubject(rv)),
+				oneLine(strings.Join(rv.Why, "; ")), oneLine(strings.Join(rv.Risk, ", ")), rv.ID, notify.ReviewPage(m.BaseURL, rv)))
 		}
 	}
-	var errs []error
-	for _, addr := range order {
-		if err := m.send(addr, fmt.Sprintf("Reviews waiting for you: %d", count[addr]), byAddr[addr].String()); err != nil {
-			errs = append(errs, fmt.Errorf("review digest to %s: %w", addr, err))
-		}
-	}
-	return errors.Join(errs...)
+	return d.send(m, "Reviews waiting for you: %d", "review digest")
 }

@@ -27,15 +27,7 @@ func (db *DB) CreateProposal(ctx context.Context, p *rein.Proposal, entries []*r
 }
 
 func scanProposal(row pgx.Row) (*rein.Proposal, error) {
-	var body string
-	if err := row.Scan(&body); err != nil {
-		return nil, notFound(err)
-	}
-	p := &rein.Proposal{}
-	if err := json.Unmarshal([]byte(body), p); err != nil {
-		return nil, fmt.Errorf("decode proposal: %w", err)
-	}
-	return p, nil
+	return scanRecord[rein.Proposal](row, "proposal")
 }
 
 // Proposal returns one proposal.
@@ -55,28 +47,5 @@ func (db *DB) Proposals(ctx context.Context, tenant string, f rein.ListFilter) (
 
 // ChangeProposal applies change to a proposal in one write transaction.
 func (db *DB) ChangeProposal(ctx context.Context, id string, change rein.ProposalChange) (*rein.Proposal, error) {
-	var out *rein.Proposal
-	_, err := db.write(ctx, func(tx *wtx) error {
-		p, err := scanProposal(tx.QueryRow(ctx, "SELECT record FROM proposals WHERE id = $1 FOR UPDATE", id))
-		if err != nil {
-			return err
-		}
-		entries, err := change(p)
-		if err != nil {
-			return err
-		}
-		out = p
-		if len(entries) == 0 {
-			return nil
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "UPDATE proposals SET status = $1, record = $2 WHERE id = $3", p.Status, string(body), id); err != nil {
-			return fmt.Errorf("update proposal %s: %w", id, err)
-		}
-		return tx.appendEntries(ctx, entries...)
-	})
-	return out, err
+	return changeRecord(ctx, db, "proposals", "proposal", id, func(v *rein.Proposal) string { return v.Status }, change)
 }

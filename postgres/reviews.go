@@ -33,17 +33,7 @@ func insertReview(ctx context.Context, tx *wtx, r *rein.Review, body []byte) err
 	return nil
 }
 
-func scanReview(row pgx.Row) (*rein.Review, error) {
-	var body string
-	if err := row.Scan(&body); err != nil {
-		return nil, notFound(err)
-	}
-	r := &rein.Review{}
-	if err := json.Unmarshal([]byte(body), r); err != nil {
-		return nil, fmt.Errorf("decode review: %w", err)
-	}
-	return r, nil
-}
+func scanReview(row pgx.Row) (*rein.Review, error) { return scanRecord[rein.Review](row, "review") }
 
 // Review returns one review.
 func (db *DB) Review(ctx context.Context, id string) (*rein.Review, error) {
@@ -62,28 +52,5 @@ func (db *DB) Reviews(ctx context.Context, tenant string, f rein.ReviewFilter) (
 
 // ChangeReview applies change to a review in one write transaction.
 func (db *DB) ChangeReview(ctx context.Context, id string, change rein.ReviewChange) (*rein.Review, error) {
-	var out *rein.Review
-	_, err := db.write(ctx, func(tx *wtx) error {
-		r, err := scanReview(tx.QueryRow(ctx, "SELECT record FROM reviews WHERE id = $1 FOR UPDATE", id))
-		if err != nil {
-			return err
-		}
-		entries, err := change(r)
-		if err != nil {
-			return err
-		}
-		out = r
-		if len(entries) == 0 {
-			return nil
-		}
-		body, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "UPDATE reviews SET status = $1, record = $2 WHERE id = $3", r.Status, string(body), id); err != nil {
-			return fmt.Errorf("update review %s: %w", id, err)
-		}
-		return tx.appendEntries(ctx, entries...)
-	})
-	return out, err
+	return changeRecord(ctx, db, "reviews", "review", id, func(v *rein.Review) string { return v.Status }, change)
 }

@@ -478,15 +478,7 @@ func (db *DB) CreateQuestion(ctx context.Context, q *rein.Question, entries []*r
 }
 
 func scanQuestion(row pgx.Row) (*rein.Question, error) {
-	var body string
-	if err := row.Scan(&body); err != nil {
-		return nil, notFound(err)
-	}
-	q := &rein.Question{}
-	if err := json.Unmarshal([]byte(body), q); err != nil {
-		return nil, fmt.Errorf("decode question: %w", err)
-	}
-	return q, nil
+	return scanRecord[rein.Question](row, "question")
 }
 
 // Question returns one question.
@@ -506,30 +498,7 @@ func (db *DB) Questions(ctx context.Context, tenant string, f rein.QuestionFilte
 
 // ChangeQuestion applies change to a question in one write transaction.
 func (db *DB) ChangeQuestion(ctx context.Context, id string, change rein.QuestionChange) (*rein.Question, error) {
-	var out *rein.Question
-	_, err := db.write(ctx, func(tx *wtx) error {
-		q, err := scanQuestion(tx.QueryRow(ctx, "SELECT record FROM questions WHERE id = $1 FOR UPDATE", id))
-		if err != nil {
-			return err
-		}
-		entries, err := change(q)
-		if err != nil {
-			return err
-		}
-		out = q
-		if len(entries) == 0 {
-			return nil
-		}
-		body, err := json.Marshal(q)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "UPDATE questions SET status = $1, record = $2 WHERE id = $3", q.Status, string(body), id); err != nil {
-			return fmt.Errorf("update question %s: %w", id, err)
-		}
-		return tx.appendEntries(ctx, entries...)
-	})
-	return out, err
+	return changeRecord(ctx, db, "questions", "question", id, func(v *rein.Question) string { return v.Status }, change)
 }
 
 // DueQuestions returns the pending questions whose time ran out.

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/reinhq/rein"
@@ -32,19 +30,7 @@ func (db *DB) Proposal(ctx context.Context, id string) (*rein.Proposal, error) {
 }
 
 func scanProposal(row scanner) (*rein.Proposal, error) {
-	var body string
-	err := row.Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rein.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	p := &rein.Proposal{}
-	if err := json.Unmarshal([]byte(body), p); err != nil {
-		return nil, fmt.Errorf("decode proposal: %w", err)
-	}
-	return p, nil
+	return scanRecord[rein.Proposal](row, "proposal")
 }
 
 // Proposals lists proposals, newest first.
@@ -56,29 +42,5 @@ func (db *DB) Proposals(ctx context.Context, tenant string, f rein.ListFilter) (
 
 // ChangeProposal applies change to a proposal in one write transaction.
 func (db *DB) ChangeProposal(ctx context.Context, id string, change rein.ProposalChange) (*rein.Proposal, error) {
-	var out *rein.Proposal
-	err := db.tx(ctx, func(tx *wtx) error {
-		p, err := scanProposal(tx.QueryRowContext(ctx, "SELECT record FROM proposals WHERE id = ?", id))
-		if err != nil {
-			return err
-		}
-		entries, err := change(p)
-		if err != nil {
-			return err
-		}
-		out = p
-		if len(entries) == 0 {
-			return nil
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE proposals SET status = ?, record = ? WHERE id = ?", p.Status, string(body), id); err != nil {
-			return fmt.Errorf("update proposal %s: %w", id, err)
-		}
-		_, err = appendEntries(ctx, tx, entries)
-		return err
-	})
-	return out, err
+	return changeRecord(ctx, db, "proposals", "proposal", id, func(v *rein.Proposal) string { return v.Status }, change)
 }

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -33,19 +31,7 @@ func (db *DB) Question(ctx context.Context, id string) (*rein.Question, error) {
 }
 
 func scanQuestion(row scanner) (*rein.Question, error) {
-	var body string
-	err := row.Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rein.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	q := &rein.Question{}
-	if err := json.Unmarshal([]byte(body), q); err != nil {
-		return nil, fmt.Errorf("decode question: %w", err)
-	}
-	return q, nil
+	return scanRecord[rein.Question](row, "question")
 }
 
 // Questions lists questions, newest first.
@@ -57,31 +43,7 @@ func (db *DB) Questions(ctx context.Context, tenant string, f rein.QuestionFilte
 
 // ChangeQuestion applies change to a question in one write transaction.
 func (db *DB) ChangeQuestion(ctx context.Context, id string, change rein.QuestionChange) (*rein.Question, error) {
-	var out *rein.Question
-	err := db.tx(ctx, func(tx *wtx) error {
-		q, err := scanQuestion(tx.QueryRowContext(ctx, "SELECT record FROM questions WHERE id = ?", id))
-		if err != nil {
-			return err
-		}
-		entries, err := change(q)
-		if err != nil {
-			return err
-		}
-		out = q
-		if len(entries) == 0 {
-			return nil
-		}
-		body, err := json.Marshal(q)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE questions SET status = ?, record = ? WHERE id = ?", q.Status, string(body), id); err != nil {
-			return fmt.Errorf("update question %s: %w", id, err)
-		}
-		_, err = appendEntries(ctx, tx, entries)
-		return err
-	})
-	return out, err
+	return changeRecord(ctx, db, "questions", "question", id, func(v *rein.Question) string { return v.Status }, change)
 }
 
 // DueQuestions returns the pending questions whose time ran out.

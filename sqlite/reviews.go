@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -39,21 +37,7 @@ func (db *DB) Review(ctx context.Context, id string) (*rein.Review, error) {
 	return scanReview(db.read.QueryRowContext(ctx, "SELECT record FROM reviews WHERE id = ?", id))
 }
 
-func scanReview(row scanner) (*rein.Review, error) {
-	var body string
-	err := row.Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rein.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r := &rein.Review{}
-	if err := json.Unmarshal([]byte(body), r); err != nil {
-		return nil, fmt.Errorf("decode review: %w", err)
-	}
-	return r, nil
-}
+func scanReview(row scanner) (*rein.Review, error) { return scanRecord[rein.Review](row, "review") }
 
 // Reviews lists reviews, newest first.
 func (db *DB) Reviews(ctx context.Context, tenant string, f rein.ReviewFilter) ([]*rein.Review, error) {
@@ -64,29 +48,5 @@ func (db *DB) Reviews(ctx context.Context, tenant string, f rein.ReviewFilter) (
 
 // ChangeReview applies change to a review in one write transaction.
 func (db *DB) ChangeReview(ctx context.Context, id string, change rein.ReviewChange) (*rein.Review, error) {
-	var out *rein.Review
-	err := db.tx(ctx, func(tx *wtx) error {
-		r, err := scanReview(tx.QueryRowContext(ctx, "SELECT record FROM reviews WHERE id = ?", id))
-		if err != nil {
-			return err
-		}
-		entries, err := change(r)
-		if err != nil {
-			return err
-		}
-		out = r
-		if len(entries) == 0 {
-			return nil
-		}
-		body, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE reviews SET status = ?, record = ? WHERE id = ?", r.Status, string(body), id); err != nil {
-			return fmt.Errorf("update review %s: %w", id, err)
-		}
-		_, err = appendEntries(ctx, tx, entries)
-		return err
-	})
-	return out, err
+	return changeRecord(ctx, db, "reviews", "review", id, func(v *rein.Review) string { return v.Status }, change)
 }

@@ -83,11 +83,7 @@ func encrypt(plaintext, uaPublic, authSecret []byte, as *ecdh.PrivateKey, salt [
 	copy(record, plaintext)
 	record[len(plaintext)] = 0x02
 
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, err := newGCM(cek)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +115,15 @@ func keys(ecdhSecret, authSecret, uaPublic, asPublic, salt []byte) (cek, nonce [
 	}
 	nonce, err = hkdf.Expand(sha256.New, prk, "Content-Encoding: nonce\x00", 12)
 	return cek, nonce, err
+}
+
+// newGCM is AEAD_AES_128_GCM with the content encryption key.
+func newGCM(cek []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(cek)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
 
 func hmacSHA256(key, data []byte) []byte {
@@ -155,11 +160,7 @@ func Decrypt(body []byte, ua *ecdh.PrivateKey, authSecret []byte) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, err := newGCM(cek)
 	if err != nil {
 		return nil, err
 	}

@@ -57,11 +57,7 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 	}
 	// Every refusal is answered in the shape of the hook's event, so the
 	// input is read before anything can go wrong.
-	var data []byte
-	var readErr error
-	if f, isFile := e.stdin.(*os.File); !isFile || !isTerminal(f) {
-		data, readErr = io.ReadAll(io.LimitReader(e.stdin, hook.MaxInputBytes+1))
-	}
+	data, readErr := readHookInput(e)
 	event := hook.EventOf(data)
 	deny := func(reason string) int { return printHook(e, hook.DenyFor(event, reason)) }
 	if !ok {
@@ -71,7 +67,7 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return deny("the hook is misconfigured: " + err.Error())
 	}
-	if *wait < 0 || *wait > 5*time.Minute {
+	if *wait < 0 || *wait > maxHookWait {
 		return deny("the hook is misconfigured: --wait must be between 0 and 5m")
 	}
 	if readErr != nil {
@@ -88,23 +84,15 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, *wait+hookSlack)
 	defer cancel()
 	if in.HookEventName == hook.EventPostToolUse {
-		rec, err := c.CheckByRequestID(ctx, in.RequestID())
-		if err == nil {
-			res := in.Result()
-			err = c.Report(ctx, rec.ID, client.Result{Status: res.Status, Summary: res.Summary, Args: res.Args})
-		}
-		if err != nil {
+		res := in.Result()
+		if err := reportResult(ctx, c, in.RequestID(), client.Result{Status: res.Status, Summary: res.Summary, Args: res.Args}); err != nil {
 			fmt.Fprintf(e.stderr, "rein: the result of tool call %s was not recorded: %v\n", in.ToolUseID, err)
 		}
 		return printHook(e, hook.Ended())
 	}
 	if in.HookEventName == hook.EventPermissionDenied {
-		rec, err := c.CheckByRequestID(ctx, in.RequestID())
-		if err == nil {
-			res := in.Denied()
-			err = c.Report(ctx, rec.ID, client.Result{Status: res.Status, Summary: res.Summary})
-		}
-		if err != nil {
+		res := in.Denied()
+		if err := reportResult(ctx, c, in.RequestID(), client.Result{Status: res.Status, Summary: res.Summary}); err != nil {
 			fmt.Fprintf(e.stderr, "rein: the denial of tool call %s was not recorded: %v\n", in.ToolUseID, err)
 		}
 		return printHook(e, hook.Ended())
@@ -128,20 +116,47 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if err != nil {
-		var ce *client.Error
-		switch {
-		case errors.As(err, &ce):
-			return deny(fmt.Sprintf("rein refused the check: %s: %s", ce.Code, ce.Message))
-		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-			return deny(fmt.Sprintf("rein did not answer within %s", *wait+hookSlack))
-		default:
-			return deny(fmt.Sprintf("rein is unreachable, so nothing runs: %v", err))
-		}
+		return deny(checkFailure(ctx, err, *wait+hookSlack))
 	}
 	if in.HookEventName == hook.EventPermissionRequest {
 		return printHook(e, hook.AnswerPermission(res.Answer(in.ToolInput), mode))
 	}
 	return printHook(e, hook.Answer(res.Answer(in.ToolInput), mode))
+}
+
+// maxHookWait bounds --wait of the hooks.
+const maxHookWait = 5 * time.Minute
+
+// readHookInput reads the hook's JSON from stdin (nothing from a terminal),
+// at most one byte past the limit, so that hook.Parse can refuse more.
+func readHookInput(e *env) ([]byte, error) {
+	if f, isFile := e.stdin.(*os.File); isFile && isTerminal(f) {
+		return nil, nil
+	}
+	return io.ReadAll(io.LimitReader(e.stdin, hook.MaxInputBytes+1))
+}
+
+// reportResult records what became of the tool call checked under
+// requestID.
+func reportResult(ctx context.Context, c *client.Client, requestID string, r client.Result) error {
+	rec, err := c.CheckByRequestID(ctx, requestID)
+	if err != nil {
+		return err
+	}
+	return c.Report(ctx, rec.ID, r)
+}
+
+// checkFailure names why a hook's check got no answer, for its deny.
+func checkFailure(ctx context.Context, err error, waited time.Duration) string {
+	var ce *client.Error
+	switch {
+	case errors.As(err, &ce):
+		return fmt.Sprintf("rein refused the check: %s: %s", ce.Code, ce.Message)
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return fmt.Sprintf("rein did not answer within %s", waited)
+	default:
+		return fmt.Sprintf("rein is unreachable, so nothing runs: %v", err)
+	}
 }
 
 func printHook(e *env, out hook.Output) int {
@@ -175,11 +190,7 @@ func runHookCodex(ctx context.Context, e *env, args []string) int {
 	if !ok && code == exitOK { // --help
 		return exitOK
 	}
-	var data []byte
-	var readErr error
-	if f, isFile := e.stdin.(*os.File); !isFile || !isTerminal(f) {
-		data, readErr = io.ReadAll(io.LimitReader(e.stdin, hook.MaxInputBytes+1))
-	}
+	data, readErr := readHookInput(e)
 	event := hook.CodexEventOf(data)
 	answer := func(out hook.CodexOutput) int {
 		b, _ := json.Marshal(out)
@@ -194,7 +205,7 @@ func runHookCodex(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return deny("the hook is misconfigured: " + err.Error())
 	}
-	if *wait < 0 || *wait > 5*time.Minute {
+	if *wait < 0 || *wait > maxHookWait {
 		return deny("the hook is misconfigured: --wait must be between 0 and 5m")
 	}
 	if readErr != nil {
@@ -211,12 +222,8 @@ func runHookCodex(ctx context.Context, e *env, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, *wait+hookSlack)
 	defer cancel()
 	if in.HookEventName == hook.EventPostToolUse {
-		rec, err := c.CheckByRequestID(ctx, in.RequestID())
-		if err == nil {
-			res := in.Result()
-			err = c.Report(ctx, rec.ID, client.Result{Status: res.Status, Summary: res.Summary, Args: res.Args})
-		}
-		if err != nil {
+		res := in.Result()
+		if err := reportResult(ctx, c, in.RequestID(), client.Result{Status: res.Status, Summary: res.Summary, Args: res.Args}); err != nil {
 			fmt.Fprintf(e.stderr, "rein: the result of tool call %s was not recorded: %v\n", in.ToolUseID, err)
 			return deny(fmt.Sprintf("the result of tool call %s was not recorded: %v", in.ToolUseID, err))
 		}
@@ -225,15 +232,7 @@ func runHookCodex(ctx context.Context, e *env, args []string) int {
 	req := in.Check(mode, *wait)
 	res, err := c.Check(ctx, *req)
 	if err != nil {
-		var ce *client.Error
-		switch {
-		case errors.As(err, &ce):
-			return deny(fmt.Sprintf("rein refused the check: %s: %s", ce.Code, ce.Message))
-		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-			return deny(fmt.Sprintf("rein did not answer within %s", *wait+hookSlack))
-		default:
-			return deny(fmt.Sprintf("rein is unreachable, so nothing runs: %v", err))
-		}
+		return deny(checkFailure(ctx, err, *wait+hookSlack))
 	}
 	// Compared with the checked arguments: for a PermissionRequest those are
 	// the tool input without Codex's description (CodexInput.Check).
