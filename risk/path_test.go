@@ -227,3 +227,22 @@ func TestOtherSpellings(t *testing.T) {
 		t.Error("file:///etc/hosts is outside the workspace")
 	}
 }
+
+// TestPlainPathsHaveNoOtherSpelling: the quick test passes plain paths
+// (dot segments included) without looking further or allocating, and
+// every spelling TestOtherSpellings needs gets past it.
+func TestPlainPathsHaveNoOtherSpelling(t *testing.T) {
+	for _, p := range []string{"README.md", "src/main.go", "./a/b", "../x", "a/../b/.", "/etc/hosts", `C:\proj\x.go`, "C:/x", "~/.ssh/", "."} {
+		if mayBeSpelledOtherwise(p) {
+			t.Errorf("%q: taken for a path with another spelling", p)
+		}
+		if n := testing.AllocsPerRun(10, func() { otherSpellings(p) }); n != 0 {
+			t.Errorf("%q: %v allocations", p, n)
+		}
+	}
+	for _, p := range []string{"a\x00b", "file:///x", ".env ", ".env.", "x/.env./y", ".env::$DATA", `C:\x\y:z`} {
+		if !mayBeSpelledOtherwise(p) {
+			t.Errorf("%q: passed over", p)
+		}
+	}
+}
