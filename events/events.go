@@ -119,10 +119,17 @@ func (b *Bus) Since(id int64, keep func(*Event) bool) ([]Event, int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Event
+	// The ring holds the ids next-n+1 … next, oldest first from head: start
+	// at id+1 instead of looking at all of them (every subscriber calls this
+	// after every event, on a busy server thousands of times a second).
 	n := len(b.ring)
-	for i := 0; i < n; i++ {
+	skip := 0
+	if oldest := b.next - int64(n) + 1; id >= oldest {
+		skip = int(id - oldest + 1)
+	}
+	for i := skip; i < n; i++ {
 		e := &b.ring[(b.head+i)%n]
-		if e.ID > id && keep(e) {
+		if keep(e) {
 			out = append(out, *e)
 		}
 	}

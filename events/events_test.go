@@ -76,3 +76,43 @@ func TestEventForTenant(t *testing.T) {
 		}
 	}
 }
+
+// Since starts at the first event after the one asked for: it looks at no
+// older event (keep is never called for them), whether the ring has wrapped
+// or not, and an id beyond the last returns nothing.
+func TestSinceLooksOnlyAtNewerEvents(t *testing.T) {
+	for _, published := range []int{7, Keep, Keep + 1234} {
+		b := &Bus{}
+		for i := range published {
+			b.Publish(Decision, "acme", map[string]int{"n": i})
+		}
+		oldest := int64(max(1, published-Keep+1))
+		for _, after := range []int64{-5, 0, oldest - 1, oldest, oldest + 3, int64(published) - 1, int64(published), int64(published) + 9} {
+			looked := 0
+			got, _ := b.Since(after, func(*Event) bool { looked++; return true })
+			want := int64(published) - max(after, oldest-1)
+			if want < 0 {
+				want = 0
+			}
+			if int64(len(got)) != want || int64(looked) != want {
+				t.Fatalf("%d published, after %d: %d events, %d looked at; want %d", published, after, len(got), looked, want)
+			}
+			for i, e := range got {
+				if e.ID != max(after, oldest-1)+1+int64(i) {
+					t.Fatalf("%d published, after %d: event %d has id %d", published, after, i, e.ID)
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSinceOneNew(b *testing.B) {
+	bus := &Bus{}
+	for i := range Keep {
+		bus.Publish(Decision, "acme", map[string]int{"n": i})
+	}
+	last := bus.Last() - 1
+	for b.Loop() {
+		bus.Since(last, all)
+	}
+}
