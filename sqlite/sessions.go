@@ -143,7 +143,9 @@ func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, b
 		q += " AND id < ?"
 		args = append(args, before)
 	}
-	rows, err := db.read.QueryContext(ctx, q+" ORDER BY created_at DESC, id DESC LIMIT ?", append(args, limit)...)
+	// ids sort by creation time (and the cursor is an id): the index on
+	// (tenant, session, id) gives them in order.
+	rows, err := db.read.QueryContext(ctx, q+" ORDER BY id DESC LIMIT ?", append(args, limit)...)
 	return collect(rows, err, scanCheck)
 }
 

@@ -102,3 +102,40 @@ func TestSignOuts(t *testing.T) {
 		t.Fatal("a sign-out past its time was kept")
 	}
 }
+
+// A session's checks are read from one index: session.repeats counted from
+// the index alone, and the newest checks of a session listed without a
+// sort. A session index that needs the table or a sort costs a read per
+// check of the session; a second session index costs a page written per
+// check (migration 0016).
+func TestSessionReadsUseOneIndex(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	plan := func(q string, args ...any) string {
+		rows, err := db.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, detail)
+		}
+		return strings.Join(out, "; ")
+	}
+	if p := plan(`SELECT COUNT(*) FROM checks WHERE tenant = ? AND session = ? AND action_hash = ?`, "t", "s", "h"); !strings.Contains(p, "COVERING INDEX checks_session") {
+		t.Errorf("session.repeats: %s", p)
+	}
+	if p := plan(`SELECT record, key_id, result FROM checks WHERE tenant = ? AND session = ? AND id < ? ORDER BY id DESC LIMIT 10`, "t", "s", "chk_"); !strings.Contains(p, "INDEX checks_session") || strings.Contains(p, "TEMP B-TREE") {
+		t.Errorf("a session's checks: %s", p)
+	}
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'checks' AND sql LIKE '%session%'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("indexes of checks by session: %d (%v), want 1", n, err)
+	}
+}
