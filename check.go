@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -179,16 +180,33 @@ func DecodeStrict(body []byte, v any, known string) error {
 	if !utf8.Valid(body) {
 		return Errorf(ECodeBadRequest, "the request body is not valid UTF-8")
 	}
-	if err := CheckJSON(body); err != nil {
-		return err
+	// The quick test first: one value, plain keys, every top-level key a
+	// field's exact name. Anything else gets the full checks, which also say
+	// what is wrong.
+	names := fieldNames(v)
+	exact := true
+	clean := cleanJSON(body, func(key []byte) {
+		if names != nil && !names[string(key)] {
+			exact = false
+		}
+	})
+	if !clean {
+		if err := CheckJSON(body); err != nil {
+			return err
+		}
 	}
-	if err := exactFields(body, v, known); err != nil {
-		return err
+	if !clean || !exact {
+		if err := exactFields(body, names, known); err != nil {
+			return err
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err, known)
+	}
+	if clean { // exactly one value: nothing follows it
+		return nil
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Errorf(ECodeBadRequest, "the request body has data after the JSON object; send exactly one object")
@@ -196,24 +214,43 @@ func DecodeStrict(body []byte, v any, known string) error {
 	return nil
 }
 
+// fieldNames is the set of JSON names of a struct's fields (nil when v
+// is not a pointer to a struct), worked out once per type.
+func fieldNames(v any) map[string]bool {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return nil
+	}
+	if names, ok := fieldNamesOf.Load(t); ok {
+		return names.(map[string]bool)
+	}
+	s := t
+	for s.Kind() == reflect.Pointer {
+		s = s.Elem()
+	}
+	var names map[string]bool
+	if s.Kind() == reflect.Struct {
+		names = map[string]bool{}
+		for i := 0; i < s.NumField(); i++ {
+			name, _, _ := strings.Cut(s.Field(i).Tag.Get("json"), ",")
+			if name == "" {
+				name = s.Field(i).Name
+			}
+			names[name] = true
+		}
+	}
+	fieldNamesOf.Store(t, names)
+	return names
+}
+
+var fieldNamesOf sync.Map // reflect.Type -> map[string]bool
+
 // exactFields rejects top-level keys that match a field only when case is
 // ignored ("Tool", "ARGS"): encoding/json would accept them, and two readers
 // of the same body must never see different actions.
-func exactFields(body []byte, v any, known string) error {
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
+func exactFields(body []byte, names map[string]bool, known string) error {
+	if names == nil {
 		return nil
-	}
-	names := map[string]bool{}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name == "" {
-			name = t.Field(i).Name
-		}
-		names[name] = true
 	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) != nil {
@@ -274,6 +311,14 @@ func jsonTypeName(kind string) string {
 // parsers could disagree on which one counts) and integers that lose precision
 // as IEEE doubles (the canonical form of RFC 8785 would silently change them).
 func CheckJSON(body []byte) error {
+	if cleanJSON(body, nil) {
+		return nil
+	}
+	return checkJSONFull(body)
+}
+
+// checkJSONFull is CheckJSON for what the quick test could not show clean.
+func checkJSONFull(body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	type frame struct {
