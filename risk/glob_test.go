@@ -115,3 +115,14 @@ func ascii(s string) bool {
 	}
 	return true
 }
+
+// Glob runs for every tool spec on every check: ASCII names and patterns
+// are matched in place, without copying either.
+func TestGlobASCIIDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { Glob("mcp__*__run_?ommand", "mcp__github__run_command") }); n != 0 {
+		t.Fatalf("%v allocations per ASCII match", n)
+	}
+	if !Glob("mcp__*__run_?ommand", "mcp__github__run_command") || Glob("fs.*", "fß.read") || !Glob("fß.*", "fß.read") {
+		t.Fatal("ASCII and non-ASCII matches disagree with the pattern")
+	}
+}

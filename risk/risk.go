@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 )
 
 // ToolSpec says which arguments of the tools matching Pattern (a glob on the
@@ -89,7 +91,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 	webTool := false               // a matching spec names URL arguments
 	sqlTool := false               // a matching spec names SQL arguments
 	named := map[string]bool{}     // arguments a matching spec names
-	for _, s := range slices.Concat(env.Tools, BuiltinTools) {
+	for _, s := range allSpecs(env.Tools) {
 		if !Glob(s.Pattern, tool) {
 			continue
 		}
@@ -412,8 +414,14 @@ func EmptyFacts() map[string]any {
 // of characters (including '/' and '.'), '?' matches one character, and '\'
 // makes the next character literal.
 func Glob(pattern, s string) bool {
-	p := []rune(pattern)
-	r := []rune(s)
+	if isASCII(pattern) && isASCII(s) { // bytes are characters: no copy
+		return glob(unsafe.Slice(unsafe.StringData(pattern), len(pattern)), unsafe.Slice(unsafe.StringData(s), len(s)))
+	}
+	return glob([]rune(pattern), []rune(s))
+}
+
+// glob is Glob over characters; it only reads p and r.
+func glob[C byte | rune](p, r []C) bool {
 	var pi, si int
 	star, mark := -1, 0
 	for si < len(r) {
@@ -450,6 +458,32 @@ func Glob(pattern, s string) bool {
 		pi++
 	}
 	return pi == len(p)
+}
+
+// allSpecs yields the policy's tool specs, then BuiltinTools, without
+// copying them (Assess runs for every check).
+func allSpecs(tools []ToolSpec) func(func(int, ToolSpec) bool) {
+	return func(yield func(int, ToolSpec) bool) {
+		for i, s := range tools {
+			if !yield(i, s) {
+				return
+			}
+		}
+		for i, s := range BuiltinTools {
+			if !yield(len(tools)+i, s) {
+				return
+			}
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // anyStrings is ss as a CEL list (never null).
