@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/events"
@@ -50,10 +51,27 @@ func (p *Pipeline) changeQuestion(ctx context.Context, id string, change rein.Qu
 
 // decisionEvent is the data of a decision event: the answer and what it
 // was about (the arguments stay in the audit log and GET /v1/checks/{id}).
-func decisionEvent(rec *rein.CheckRecord) map[string]any {
-	return map[string]any{"id": rec.ID, "tenant": rec.Tenant, "agent": rec.Check.Agent, "session": rec.Check.Session,
-		"tool": rec.Check.Tool, "decision": rec.Decision, "reason": rec.Reason, "rule": rec.Rule, "risk": rec.Risk,
-		"action_hash": rec.ActionHash, "approval": rec.Approval, "audit_index": rec.AuditIndex, "created_at": rec.CreatedAt}
+// Its fields are in the order of their names, as a map's would be written.
+type decisionEvent struct {
+	ActionHash string            `json:"action_hash"`
+	Agent      string            `json:"agent"`
+	Approval   *rein.ApprovalRef `json:"approval"`
+	AuditIndex int64             `json:"audit_index"`
+	CreatedAt  time.Time         `json:"created_at"`
+	Decision   rein.Decision     `json:"decision"`
+	ID         string            `json:"id"`
+	Reason     string            `json:"reason"`
+	Risk       []string          `json:"risk"`
+	Rule       string            `json:"rule"`
+	Session    string            `json:"session"`
+	Tenant     string            `json:"tenant"`
+	Tool       string            `json:"tool"`
+}
+
+func decisionEventOf(rec *rein.CheckRecord) *decisionEvent {
+	return &decisionEvent{ID: rec.ID, Tenant: rec.Tenant, Agent: rec.Check.Agent, Session: rec.Check.Session,
+		Tool: rec.Check.Tool, Decision: rec.Decision, Reason: rec.Reason, Rule: rec.Rule, Risk: rec.Risk,
+		ActionHash: rec.ActionHash, Approval: rec.Approval, AuditIndex: rec.AuditIndex, CreatedAt: rec.CreatedAt}
 }
 
 // Replicas carries changes to the other servers sharing the store. Its

@@ -635,7 +635,7 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		p.Log.Error("recording a check failed; answering unavailable", "err", err, "tool", c.input.Tool, "tenant", c.tenant)
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the decision could not be recorded, so the action is denied: %v; retry later", err)
 	}
-	p.publish(events.Decision, stored.Tenant, decisionEvent(stored))
+	p.publish(events.Decision, stored.Tenant, decisionEventOf(stored))
 	if stored.Review != nil {
 		p.publish(events.ReviewCreated, stored.Tenant, stored.Review)
 	}
@@ -653,15 +653,11 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 
 func (p *Pipeline) checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {
 	d, _ := p.auditArgs(c, c.input.Args)
-	for k, v := range map[string]any{
-		"tool": c.input.Tool, "session": c.input.Session, "agent": c.input.Agent,
-		"intent": c.input.Intent, "labels": c.input.Labels, "cost": rein.Decimal(c.input.Cost),
-		"request_id": c.input.RequestID, "key_id": c.key.ID,
-		"decision": rec.Decision, "reason": rec.Reason, "rule": rec.Rule, "risk": rec.Risk,
-		"action_hash": rec.ActionHash, "shadow": rec.Shadow,
-	} {
-		d[k] = v
-	}
+	d["tool"], d["session"], d["agent"] = c.input.Tool, c.input.Session, c.input.Agent
+	d["intent"], d["labels"], d["cost"] = c.input.Intent, c.input.Labels, rein.Decimal(c.input.Cost)
+	d["request_id"], d["key_id"] = c.input.RequestID, c.key.ID
+	d["decision"], d["reason"], d["rule"], d["risk"] = rec.Decision, rec.Reason, rec.Rule, rec.Risk
+	d["action_hash"], d["shadow"] = rec.ActionHash, rec.Shadow
 	if string(rec.Args) != string(c.input.Args) {
 		res, _ := p.auditArgs(c, rec.Args)
 		for k, v := range res {

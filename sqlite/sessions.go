@@ -137,7 +137,7 @@ func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
 
 // SessionChecks lists a session's checks, newest first.
 func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*rein.CheckRecord, error) {
-	q := "SELECT record, key_id, result FROM checks WHERE tenant = ? AND session = ?"
+	q := "SELECT record, key_id, result, audit_index FROM checks WHERE tenant = ? AND session = ?"
 	args := []any{tenant, id}
 	if before != "" {
 		q += " AND id < ?"
@@ -152,7 +152,8 @@ func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, b
 func scanCheck(r scanner) (*rein.CheckRecord, error) {
 	var body, keyID string
 	var result sql.NullString
-	if err := r.Scan(&body, &keyID, &result); err != nil {
+	var index int64
+	if err := r.Scan(&body, &keyID, &result, &index); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, rein.ErrNotFound
 		}
@@ -163,6 +164,7 @@ func scanCheck(r scanner) (*rein.CheckRecord, error) {
 		return nil, fmt.Errorf("decode check: %w", err)
 	}
 	rec.KeyID = keyID
+	rec.AuditIndex = index // not in the record: it is known only once written
 	rec.Result = nil
 	if result.Valid {
 		rec.Result = &rein.CheckResult{}
@@ -208,7 +210,7 @@ func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein
 // Checks lists a tenant's checks that pass the filter, newest first. Ids
 // sort by creation time, so the cursor is the last id seen.
 func (db *DB) Checks(ctx context.Context, tenant string, f rein.CheckFilter) ([]*rein.CheckRecord, error) {
-	q := "SELECT record, key_id, result FROM checks WHERE 1 = 1"
+	q := "SELECT record, key_id, result, audit_index FROM checks WHERE 1 = 1"
 	var args []any
 	add := func(cond string, v ...any) {
 		q += " AND " + cond

@@ -624,6 +624,14 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 	if err != nil {
 		return nil, err
 	}
+	// The record is encoded here, by its caller, not in the single writer;
+	// its audit index, known only in the writer, is stored in its own
+	// column and set again when the record is read (scanCheck).
+	rec.AuditIndex = 0
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
 	var reviewBody []byte
 	if rec.Review != nil {
 		if reviewBody, err = json.Marshal(rec.Review); err != nil {
@@ -633,10 +641,15 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 	err = db.tx(ctx, func(tx *wtx) error {
 		if rec.Check.RequestID != "" {
 			var body string
-			err := tx.QueryRowContext(ctx, "SELECT record FROM checks WHERE key_id = ? AND request_id = ?", rec.KeyID, rec.Check.RequestID).Scan(&body)
+			var index int64
+			err := tx.QueryRowContext(ctx, "SELECT record, audit_index FROM checks WHERE key_id = ? AND request_id = ?", rec.KeyID, rec.Check.RequestID).Scan(&body, &index)
 			if err == nil {
 				dup = &rein.CheckRecord{}
-				return json.Unmarshal([]byte(body), dup)
+				if err := json.Unmarshal([]byte(body), dup); err != nil {
+					return err
+				}
+				dup.AuditIndex = index
+				return nil
 			}
 			if !errors.Is(err, sql.ErrNoRows) {
 				return err
@@ -672,10 +685,6 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 			return err
 		}
 		rec.AuditIndex = first
-		body, err := json.Marshal(rec)
-		if err != nil {
-			return err
-		}
 		var reqID any
 		if rec.Check.RequestID != "" {
 			reqID = rec.Check.RequestID
@@ -760,7 +769,7 @@ type approvalRow struct {
 }
 
 func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
-	return scanCheck(db.read.QueryRowContext(ctx, "SELECT record, key_id, result FROM checks WHERE "+where, args...))
+	return scanCheck(db.read.QueryRowContext(ctx, "SELECT record, key_id, result, audit_index FROM checks WHERE "+where, args...))
 }
 
 // CheckByID returns a stored check.
