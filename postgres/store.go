@@ -602,17 +602,30 @@ func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
 	if rec.Check.Session == "" {
 		return nil
 	}
-	fresh, _ := json.Marshal(&rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt})
-	if _, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING",
-		rec.Tenant, rec.Check.Session, string(fresh)); err != nil {
-		return err
+	// Two statements either way: an existing session is locked and read,
+	// then updated; a new one is inserted with this check counted, unless
+	// a concurrent check inserted it first (then it is read and updated).
+	for {
+		s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			s.Record(rec)
+			return saveSession(ctx, tx, s)
+		}
+		s = &rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt}
+		s.Record(rec)
+		body, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING",
+			rec.Tenant, rec.Check.Session, string(body))
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
 	}
-	s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
-	if err != nil {
-		return err
-	}
-	s.Record(rec)
-	return saveSession(ctx, tx, s)
 }
 
 // EndSession marks a session ended, with its audit entry.

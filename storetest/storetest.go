@@ -45,6 +45,7 @@ func Run(t *testing.T, open Open) {
 		{"Locks", locks},
 		{"SessionsAndResults", sessionsAndResults},
 		{"SessionEndAmongConcurrentChecks", sessionEndAmongChecks},
+		{"NewSessionAmongConcurrentChecks", newSessionAmongChecks},
 		{"ChecksList", checksList},
 		{"Deliveries", deliveries},
 		{"Policies", policies},
@@ -850,6 +851,45 @@ func sessionEndAmongChecks(t *testing.T, s rein.Store) {
 		}
 		if got.Checks != recorded.Load() {
 			t.Errorf("round %d: the session counts %d checks, %d were recorded", round, got.Checks, recorded.Load())
+		}
+	}
+}
+
+// newSessionAmongChecks: the first checks of a session, recorded at once,
+// each count once (whoever creates the session's row, the others add to it).
+func newSessionAmongChecks(t *testing.T, s rein.Store) {
+	for round := range 3 {
+		sess := fmt.Sprint("run-new-", round)
+		var wg sync.WaitGroup
+		var allowed, denied atomic.Int64
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := rein.Allow
+				if i%4 == 0 {
+					d = rein.Deny
+				}
+				rec := check(fmt.Sprint("chk_n", round, "_", i), "acme", "key_1", "", sess, fmt.Sprint("sha256:n", i), d)
+				if _, err := s.RecordCheck(ctx, rec, nil, nil, checkEntry(rec)); err != nil {
+					t.Error(err)
+					return
+				}
+				if d == rein.Allow {
+					allowed.Add(1)
+				} else {
+					denied.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		got, _, err := s.SessionState(ctx, "acme", sess, "sha256:none")
+		if err != nil || got == nil {
+			t.Fatalf("session: %+v %v", got, err)
+		}
+		if got.Checks != 16 || got.Calls != allowed.Load() || got.Denials != denied.Load() {
+			t.Errorf("round %d: the session counts %d checks, %d calls, %d denials; recorded 16, %d allowed, %d denied",
+				round, got.Checks, got.Calls, got.Denials, allowed.Load(), denied.Load())
 		}
 	}
 }
