@@ -278,7 +278,12 @@ type wtx struct {
 // answered (memo updates); a rolled-back transaction never runs it.
 func (t *wtx) committed(fn func()) { t.after = append(t.after, fn) }
 
-func (t *wtx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+// The statements of a write transaction run without their caller's
+// context: a caller that leaves is skipped before its turn (attempt), but
+// interrupting a statement halfway would fail the whole batch, and the
+// driver watches a cancellable context with a goroutine per statement.
+func (t *wtx) stmt(_ context.Context, query string) (*sql.Stmt, error) {
+	ctx := context.Background()
 	st, ok := t.stmts[query]
 	if !ok {
 		var err error
@@ -296,7 +301,7 @@ func (t *wtx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(context.Background(), args...)
 }
 
 // QueryContext runs one query, prepared once.
@@ -305,16 +310,16 @@ func (t *wtx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 	if err != nil {
 		return nil, err
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(context.Background(), args...)
 }
 
 // QueryRowContext runs one single-row query, prepared once.
 func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
-		return t.conn.QueryRowContext(ctx, query, args...) // reports the same error when scanned
+		return t.conn.QueryRowContext(context.Background(), query, args...) // reports the same error when scanned
 	}
-	return st.QueryRowContext(ctx, args...)
+	return st.QueryRowContext(context.Background(), args...)
 }
 
 // commit runs a batch of jobs in one transaction and answers each. A job
