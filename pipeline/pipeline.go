@@ -283,10 +283,12 @@ func (p *Pipeline) locks(ctx context.Context, c *check) {
 // facts: rein's own reading of the arguments (risk.md). Client labels are
 // kept apart and can never remove or override a derived tag.
 func (p *Pipeline) facts(c *check) {
-	c.assessment = risk.Assessment{Tags: []string{}, Facts: risk.EmptyFacts()}
 	p.guard(c, "facts", func() {
 		c.assessment = risk.Assess(c.input.Tool, c.args, risk.Env{Tools: c.set.Tools(), Workspace: c.set.Workspace(), Lookup: LookupHost})
 	})
+	if c.assessment.Facts == nil { // Assess failed and the check is denied: no facts
+		c.assessment = risk.Assessment{Tags: []string{}, Facts: risk.EmptyFacts()}
+	}
 }
 
 // session: the session's history as policy sees it (calls, cost, tainted,
@@ -652,7 +654,11 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 }
 
 func (p *Pipeline) checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {
-	d, _ := p.auditArgs(c, c.input.Args)
+	args, _ := p.auditArgs(c, c.input.Args)
+	d := make(map[string]any, len(args)+20) // every key below, without growing
+	for k, v := range args {
+		d[k] = v
+	}
 	d["tool"], d["session"], d["agent"] = c.input.Tool, c.input.Session, c.input.Agent
 	d["intent"], d["labels"], d["cost"] = c.input.Intent, c.input.Labels, rein.Decimal(c.input.Cost)
 	d["request_id"], d["key_id"] = c.input.RequestID, c.key.ID
