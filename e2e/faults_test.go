@@ -175,6 +175,20 @@ func TestFaultReplicaKills(t *testing.T) {
 			}
 		}()
 	}
+	// Batched: checks without a request_id in four shared sessions, which
+	// each replica records in shared transactions (group commit).
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				body := fmt.Sprintf(`{"tool":"fs.read","args":{"path":"b%d-%d"},"session":"batch-%d"}`, w, i, (w+i)%4)
+				if a, ok := f.checkUntilAnswered(builder, body); ok {
+					record(a)
+				}
+			}
+		}()
+	}
 	// Deployers: ask, approve on some replica, then two replicas race to
 	// use the grant.
 	for range 2 {
@@ -259,6 +273,22 @@ func TestFaultReplicaKills(t *testing.T) {
 		t.Fatalf("only %d checks were acknowledged under load", len(acks))
 	}
 	checkLog(t, log, acks)
+	// Every check recorded in a shared session (acknowledged or not: a
+	// replica may die between its commit and its answer) is counted once
+	// in its session, and nothing else is.
+	inSession := map[string]int64{}
+	for _, e := range log {
+		if sess, _ := e.Data["session"].(string); e.Kind == "check" && strings.HasPrefix(sess, "batch-") {
+			inSession[sess]++
+		}
+	}
+	for i := range 4 {
+		var sess struct{ Checks int64 }
+		getJSON(t, s.URL+fmt.Sprintf("/v1/sessions/batch-%d", i), alice, &sess)
+		if sess.Checks != inSession[fmt.Sprint("batch-", i)] || sess.Checks == 0 {
+			t.Errorf("session batch-%d counts %d checks; the log holds %d", i, sess.Checks, inSession[fmt.Sprint("batch-", i)])
+		}
+	}
 	consumed := map[string]int{}
 	for _, e := range log {
 		if e.Kind == "approval.consumed" {

@@ -52,9 +52,10 @@ type DB struct {
 	sealMu  sync.Mutex
 	seal    func(context.Context) error // run by the integrator every second
 
-	outboxKick chan struct{} // a local write added to the outbox
-	outboxSent chan struct{} // a write added to the outbox: tell the integrator elsewhere
-	keys       keyCache      // active keys by secret hash (keycache.go)
+	batchJobs  chan *batchJob // checks waiting to be recorded in a batch (batch.go)
+	outboxKick chan struct{}  // a local write added to the outbox
+	outboxSent chan struct{}  // a write added to the outbox: tell the integrator elsewhere
+	keys       keyCache       // active keys by secret hash (keycache.go)
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 }
@@ -104,7 +105,11 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	db.stop = stop
 	db.idx.init()
 	ready := make(chan struct{})
-	db.wg.Add(4)
+	db.batchJobs = make(chan *batchJob, maxCheckBatch)
+	db.wg.Add(4 + batchWorkers)
+	for range batchWorkers {
+		go func() { defer db.wg.Done(); db.batcher(runCtx) }()
+	}
 	go func() { defer db.wg.Done(); db.listen(runCtx, ready) }()
 	go func() { defer db.wg.Done(); db.signalOutbox(runCtx) }()
 	go func() { defer db.wg.Done(); db.resolveIndexes(runCtx) }()

@@ -159,6 +159,16 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 			return nil, err
 		}
 	}
+	if batchable(rec, created, use) {
+		first, err := db.recordBatched(ctx, rec, string(body), encs)
+		if err == nil {
+			rec.AuditIndex = first
+			return rec, nil
+		}
+		if !errors.Is(err, errAlone) {
+			return nil, err
+		}
+	}
 	var reqID any
 	if rec.Check.RequestID != "" {
 		reqID = rec.Check.RequestID

@@ -1,0 +1,299 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reinhq/rein"
+)
+
+// Group commit for the common check. Most checks change nothing but their
+// own rows: an outbox entry, the check, and their session's counters. The
+// checks that a replica is recording at the same moment are written in one
+// transaction, with one statement per table for all of them (rows passed
+// as arrays), so a batch costs a handful of round trips and one commit
+// instead of several round trips and a commit per check.
+//
+// A check that creates or uses an approval, opens a review or carries a
+// request_id (whose duplicate must be answered with the first record) is
+// recorded alone, as before. When a batch fails for any reason, nothing of
+// it is committed and each of its checks is recorded alone: the batch is
+// only ever a faster way to the same rows.
+
+// batchWorkers is how many batches may be in flight at once on a replica.
+// Sessions are locked in one order by every batch, so batches do not
+// deadlock on them.
+const (
+	batchWorkers  = 1
+	maxCheckBatch = 128
+)
+
+// batchJob is one check waiting for a batch.
+type batchJob struct {
+	ctx  context.Context
+	rec  *rein.CheckRecord
+	body string
+	encs []*rein.EntryEncoding
+	done chan batchDone
+}
+
+// batchDone answers a job: the index waiters of its first and last outbox
+// rows (registered before the commit), or an error. errAlone asks the
+// caller to record the check by itself.
+type batchDone struct {
+	seqs  []int64
+	chans []chan int64
+	err   error
+}
+
+var errAlone = errors.New("record alone")
+
+// batchable reports whether a check may be recorded in a batch.
+func batchable(rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse) bool {
+	return created == nil && use == nil && rec.Review == nil && rec.Check.RequestID == ""
+}
+
+// recordBatched records a check through the batchers and returns the index
+// of its first audit entry; errAlone when the check must be recorded alone.
+func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body string, encs []*rein.EntryEncoding) (int64, error) {
+	j := &batchJob{ctx: ctx, rec: rec, body: body, encs: encs, done: make(chan batchDone, 1)}
+	select {
+	case db.batchJobs <- j:
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+	d := <-j.done
+	if d.err != nil {
+		return -1, d.err
+	}
+	db.kickIntegrator()
+	first := int64(-1)
+	for i, seq := range d.seqs {
+		idx, err := db.awaitIndex(ctx, seq, d.chans[i])
+		if err != nil {
+			for k := i + 1; k < len(d.seqs); k++ {
+				db.idx.cancel(d.seqs[k], d.chans[k])
+			}
+			return -1, err
+		}
+		if i == 0 {
+			first = idx
+		}
+	}
+	return first, nil
+}
+
+// batcher takes the next job and every job already waiting, and records
+// them in one transaction. When the store closes, waiting jobs are sent
+// back to be recorded alone (which then fails with the closed pool).
+func (db *DB) batcher(ctx context.Context) {
+	for {
+		var first *batchJob
+		select {
+		case first = <-db.batchJobs:
+		case <-ctx.Done():
+			for {
+				select {
+				case j := <-db.batchJobs:
+					j.done <- batchDone{err: errAlone}
+				default:
+					return
+				}
+			}
+		}
+		batch := []*batchJob{first}
+	gather:
+		for len(batch) < maxCheckBatch {
+			select {
+			case j := <-db.batchJobs:
+				batch = append(batch, j)
+			default:
+				break gather
+			}
+		}
+		db.recordBatch(ctx, batch)
+	}
+}
+
+// recordBatch writes the batch's checks in one transaction and answers
+// every job.
+func (db *DB) recordBatch(ctx context.Context, batch []*batchJob) {
+	live := batch[:0:0]
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil { // the caller left before its turn
+			j.done <- batchDone{err: err}
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	answers, err := db.writeBatch(ctx, live)
+	if err != nil {
+		db.log.Debug("a batch of checks failed; recording each alone", "checks", len(live), "err", err)
+		for _, j := range live {
+			j.done <- batchDone{err: errAlone}
+		}
+		return
+	}
+	for i, j := range live {
+		j.done <- answers[i]
+	}
+}
+
+// writeBatch runs the batch's transaction. On success every job's first
+// and last outbox rows are registered with the index waiters (before the
+// commit, so that no integration passes them by).
+func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, error) {
+	// The sessions the batch touches, in one order (tenant, id): every
+	// batch locks them in this order.
+	type sessionKey struct{ tenant, id string }
+	var keys []sessionKey
+	seen := map[sessionKey]bool{}
+	var tenants, kinds []string
+	var heads, tails [][]byte
+	for _, j := range jobs {
+		if s := j.rec.Check.Session; s != "" && !seen[sessionKey{j.rec.Tenant, s}] {
+			seen[sessionKey{j.rec.Tenant, s}] = true
+			keys = append(keys, sessionKey{j.rec.Tenant, s})
+		}
+		for _, x := range j.encs {
+			h, t := x.Parts()
+			tenants, kinds, heads, tails = append(tenants, x.Tenant), append(kinds, x.Kind), append(heads, h), append(tails, t)
+		}
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].tenant != keys[b].tenant {
+			return keys[a].tenant < keys[b].tenant
+		}
+		return keys[a].id < keys[b].id
+	})
+	sTenants, sIDs, fresh := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		sTenants[i], sIDs[i] = k.tenant, k.id
+		for _, j := range jobs { // a new session starts with its first check here
+			if j.rec.Tenant == k.tenant && j.rec.Check.Session == k.id {
+				b, _ := json.Marshal(&rein.Session{ID: k.id, Tenant: k.tenant, Agent: j.rec.Check.Agent, StartedAt: j.rec.CreatedAt})
+				fresh[i] = string(b)
+				break
+			}
+		}
+	}
+
+	var answers []batchDone
+	var registered []batchDone
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// Round trip 1: the sessions locked in order (tenant, id), created
+		// where missing, and read; the outbox rows of every entry. A
+		// session is created here as it starts (no check counted), so that
+		// the counts below are the only place a check is counted.
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO sessions AS s (tenant, id, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2
+			ON CONFLICT (tenant, id) DO UPDATE SET record = s.record RETURNING s.tenant, s.id, s.record`, sTenants, sIDs, fresh)
+		b.Queue(`INSERT INTO audit_outbox (tenant, kind, head, tail)
+			SELECT t, k, h, tl FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[]) WITH ORDINALITY AS x(t, k, h, tl, n) ORDER BY n
+			RETURNING seq`, tenants, kinds, heads, tails)
+		res := tx.SendBatch(ctx, b)
+		sessions := map[sessionKey]*rein.Session{}
+		seqs, err := func() ([]int64, error) {
+			defer res.Close()
+			rows, err := res.Query()
+			if err != nil {
+				return nil, fmt.Errorf("lock sessions: %w", err)
+			}
+			for rows.Next() {
+				var k sessionKey
+				var body string
+				if err := rows.Scan(&k.tenant, &k.id, &body); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				s := &rein.Session{}
+				if err := json.Unmarshal([]byte(body), s); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("decode session: %w", err)
+				}
+				sessions[k] = s
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, fmt.Errorf("lock sessions: %w", err)
+			}
+			rows, err = res.Query()
+			if err != nil {
+				return nil, fmt.Errorf("add audit entries to the outbox: %w", err)
+			}
+			return pgx.CollectRows(rows, pgx.RowTo[int64])
+		}()
+		if err != nil {
+			return err
+		}
+		if len(seqs) != len(tenants) || len(sessions) != len(keys) {
+			return fmt.Errorf("batch: %d outbox rows for %d entries, %d sessions for %d", len(seqs), len(tenants), len(sessions), len(keys))
+		}
+		sort.Slice(seqs, func(a, b int) bool { return seqs[a] < seqs[b] })
+
+		// Round trip 2: the checks, and the sessions with every check counted.
+		n := len(jobs)
+		ids, cTenants, keyIDs, agents, cSessions, tools, decisions, hashes, created, bodies :=
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		firsts := make([]int64, n)
+		answers = make([]batchDone, n)
+		at := 0
+		for i, j := range jobs {
+			r := j.rec
+			mine := seqs[at : at+len(j.encs)]
+			at += len(j.encs)
+			firsts[i] = mine[0]
+			answers[i].seqs = []int64{mine[0]}
+			if len(mine) > 1 {
+				answers[i].seqs = append(answers[i].seqs, mine[len(mine)-1])
+			}
+			ids[i], cTenants[i], keyIDs[i], agents[i], cSessions[i] = r.ID, r.Tenant, r.KeyID, r.Check.Agent, r.Check.Session
+			tools[i], decisions[i], hashes[i], created[i], bodies[i] = r.Check.Tool, string(r.Decision), r.ActionHash, ts(r.CreatedAt), j.body
+			if r.Check.Session != "" {
+				sessions[sessionKey{r.Tenant, r.Check.Session}].Record(r)
+			}
+		}
+		sBodies := make([]string, len(keys))
+		for i, k := range keys {
+			body, err := json.Marshal(sessions[k])
+			if err != nil {
+				return err
+			}
+			sBodies[i] = string(body)
+		}
+		b = &pgx.Batch{}
+		b.Queue(`INSERT INTO checks (id, tenant, key_id, agent, session, tool, decision, action_hash, created_at, outbox_seq, record)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[])`,
+			ids, cTenants, keyIDs, agents, cSessions, tools, decisions, hashes, created, firsts, bodies)
+		b.Queue(`UPDATE sessions s SET record = k.r FROM unnest($1::text[], $2::text[], $3::text[]) AS k(t, i, r)
+			WHERE s.tenant = k.t AND s.id = k.i`, sTenants, sIDs, sBodies)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("insert checks: %w", err)
+		}
+		for i := range answers {
+			for _, seq := range answers[i].seqs {
+				answers[i].chans = append(answers[i].chans, db.idx.register(seq))
+			}
+		}
+		registered = answers
+		return nil
+	})
+	if err != nil {
+		for _, a := range registered {
+			for k, seq := range a.seqs {
+				db.idx.cancel(seq, a.chans[k])
+			}
+		}
+		return nil, err
+	}
+	return answers, nil
+}
