@@ -685,14 +685,18 @@ func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
 
 // SessionChecks lists a session's checks, newest first.
 func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*rein.CheckRecord, error) {
-	q := checkSelect + "c.tenant = $1 AND c.session = $2"
+	// The page's ids come from the session index alone (ids sort by
+	// creation time, and the cursor is an id); only the page's records are
+	// read.
+	q := "SELECT id FROM checks WHERE tenant = $1 AND session = $2"
 	args := []any{tenant, id}
 	if before != "" {
-		q += " AND c.id < $3"
+		q += " AND id < $3"
 		args = append(args, before)
 	}
 	args = append(args, limit)
-	rows, err := db.pool.Query(ctx, q+fmt.Sprintf(" ORDER BY c.created_at DESC, c.id DESC LIMIT $%d", len(args)), args...)
+	q = checkSelect + "c.id IN (" + q + fmt.Sprintf(" ORDER BY id DESC LIMIT $%d) ORDER BY c.id DESC", len(args))
+	rows, err := db.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
