@@ -43,9 +43,9 @@ type PushSubscriptions interface {
 	SavePushSubscription(ctx context.Context, s *PushSubscription, e *Entry) error
 	// PushSubscriptionsOf lists a person's subscriptions, oldest first.
 	PushSubscriptionsOf(ctx context.Context, tenant, name string) ([]*PushSubscription, error)
-	// PushSubscriptionsIn lists every subscription of a tenant, oldest
-	// first.
-	PushSubscriptionsIn(ctx context.Context, tenant string) ([]*PushSubscription, error)
+	// PushSubscriptionsIn lists every subscription of the tenants named,
+	// oldest first.
+	PushSubscriptionsIn(ctx context.Context, tenants ...string) ([]*PushSubscription, error)
 	// RemovePushSubscription deletes a subscription by id (ErrNotFound when
 	// it is gone) and appends e when e is not nil.
 	RemovePushSubscription(ctx context.Context, id string, e *Entry) error

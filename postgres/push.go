@@ -41,9 +41,9 @@ func (db *DB) PushSubscriptionsOf(ctx context.Context, tenant, name string) ([]*
 	return db.pushSubscriptions(ctx, "SELECT "+pushColumns+" FROM push_subscriptions WHERE tenant = $1 AND name = $2 ORDER BY created_at, id", tenant, name)
 }
 
-// PushSubscriptionsIn lists every subscription of a tenant, oldest first.
-func (db *DB) PushSubscriptionsIn(ctx context.Context, tenant string) ([]*rein.PushSubscription, error) {
-	return db.pushSubscriptions(ctx, "SELECT "+pushColumns+" FROM push_subscriptions WHERE tenant = $1 ORDER BY created_at, id", tenant)
+// PushSubscriptionsIn lists every subscription of the tenants, oldest first.
+func (db *DB) PushSubscriptionsIn(ctx context.Context, tenants ...string) ([]*rein.PushSubscription, error) {
+	return db.pushSubscriptions(ctx, "SELECT "+pushColumns+" FROM push_subscriptions WHERE tenant = ANY($1) ORDER BY created_at, id", tenants)
 }
 
 func (db *DB) pushSubscriptions(ctx context.Context, q string, args ...any) ([]*rein.PushSubscription, error) {

@@ -41,9 +41,17 @@ func (db *DB) PushSubscriptionsOf(ctx context.Context, tenant, name string) ([]*
 	return collect(rows, err, scanPushSubscription)
 }
 
-// PushSubscriptionsIn lists every subscription of a tenant, oldest first.
-func (db *DB) PushSubscriptionsIn(ctx context.Context, tenant string) ([]*rein.PushSubscription, error) {
-	rows, err := db.read.QueryContext(ctx, "SELECT "+pushColumns+" FROM push_subscriptions WHERE tenant = ? ORDER BY created_at, id", tenant)
+// PushSubscriptionsIn lists every subscription of the tenants, oldest first.
+func (db *DB) PushSubscriptionsIn(ctx context.Context, tenants ...string) ([]*rein.PushSubscription, error) {
+	if len(tenants) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(tenants))
+	for i, t := range tenants {
+		args[i] = t
+	}
+	in := strings.Repeat(", ?", len(tenants))[2:]
+	rows, err := db.read.QueryContext(ctx, "SELECT "+pushColumns+" FROM push_subscriptions WHERE tenant IN ("+in+") ORDER BY created_at, id", args...)
 	return collect(rows, err, scanPushSubscription)
 }
 

@@ -69,6 +69,10 @@ func pushSubscriptions(t *testing.T, st rein.Store) {
 	same("acme", list, err, ps1, ps3, ps2)
 	list, err = s.PushSubscriptionsIn(ctx, "other")
 	same("other", list, err, ps4)
+	list, err = s.PushSubscriptionsIn(ctx, "other", "acme") // one list, oldest first
+	same("other and acme", list, err, ps1, ps3, ps4, ps2)
+	list, err = s.PushSubscriptionsIn(ctx)
+	same("no tenant", list, err)
 
 	// Refused: no id; an id stored already for another endpoint.
 	if err := s.SavePushSubscription(ctx, mk("", "acme", "carol", "e9", at), subscribed(ps1)); err == nil {

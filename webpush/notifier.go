@@ -118,16 +118,13 @@ func (n *Notifier) payload(a *rein.Approval, reminder bool) Payload {
 func (n *Notifier) send(ctx context.Context, a *rein.Approval, to func(*rein.Key) bool, p Payload, urgency string) error {
 	// The approval's tenant's people, and those of every tenant (keys of
 	// tenant *), who may vote on it too.
-	subs, err := n.Store.PushSubscriptionsIn(ctx, a.Tenant)
+	tenants := []string{a.Tenant}
+	if a.Tenant != rein.AllTenants {
+		tenants = append(tenants, rein.AllTenants)
+	}
+	subs, err := n.Store.PushSubscriptionsIn(ctx, tenants...)
 	if err != nil {
 		return fmt.Errorf("web push: list subscriptions: %w", err)
-	}
-	if a.Tenant != rein.AllTenants {
-		all, err := n.Store.PushSubscriptionsIn(ctx, rein.AllTenants)
-		if err != nil {
-			return fmt.Errorf("web push: list subscriptions: %w", err)
-		}
-		subs = append(subs, all...)
 	}
 	body, err := json.Marshal(p)
 	if err != nil {
