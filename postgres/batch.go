@@ -51,7 +51,10 @@ type batchDone struct {
 	err   error
 }
 
-var errAlone = errors.New("record alone")
+var (
+	errAlone  = errors.New("record alone")
+	errClosed = errors.New("the store is closed")
+)
 
 // batchable reports whether a check may be recorded in a batch.
 func batchable(rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse) bool {
@@ -66,8 +69,17 @@ func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body str
 	case db.batchJobs <- j:
 	case <-ctx.Done():
 		return -1, ctx.Err()
+	case <-db.closed:
+		return -1, errClosed
 	}
-	d := <-j.done
+	var d batchDone
+	select {
+	case d = <-j.done:
+	case <-ctx.Done(): // the batch may still commit it, as a write whose caller left
+		return -1, ctx.Err()
+	case <-db.closed: // the same; or no batcher is left to take it
+		return -1, errClosed
+	}
 	if d.err != nil {
 		return -1, d.err
 	}

@@ -52,10 +52,11 @@ type DB struct {
 	sealMu  sync.Mutex
 	seal    func(context.Context) error // run by the integrator every second
 
-	batchJobs  chan *batchJob // checks waiting to be recorded in a batch (batch.go)
-	outboxKick chan struct{}  // a local write added to the outbox
-	outboxSent chan struct{}  // a write added to the outbox: tell the integrator elsewhere
-	keys       keyCache       // active keys by secret hash (keycache.go)
+	batchJobs  chan *batchJob  // checks waiting to be recorded in a batch (batch.go)
+	closed     <-chan struct{} // closed by Close
+	outboxKick chan struct{}   // a local write added to the outbox
+	outboxSent chan struct{}   // a write added to the outbox: tell the integrator elsewhere
+	keys       keyCache        // active keys by secret hash (keycache.go)
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 }
@@ -102,7 +103,7 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("migrate %s: %w", redact(url), err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	db.stop = stop
+	db.stop, db.closed = stop, runCtx.Done()
 	db.idx.init()
 	ready := make(chan struct{})
 	db.batchJobs = make(chan *batchJob, maxCheckBatch)
