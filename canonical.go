@@ -2,8 +2,10 @@ package rein
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -109,8 +111,45 @@ func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
 			}
 		}
 		return append(dst, '}'), nil
+	case map[string]string:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k, val := range x {
+			if !plainKey(k) || !utf8.ValidString(val) {
+				return appendReference(dst, x)
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCanonicalString(dst, k)
+			dst = append(dst, ':')
+			dst = appendCanonicalString(dst, x[k])
+		}
+		return append(dst, '}'), nil
 	case time.Time:
 		return appendReference(dst, x)
+	case json.Marshaler, encoding.TextMarshaler:
+		return appendReference(dst, v)
+	}
+	// Named strings (a decision, a status) and empty or nil slices, as
+	// json.Marshal writes them, without a round trip through the reference.
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.String:
+		return appendCanonical(dst, rv.String(), depth)
+	case reflect.Slice:
+		if rv.IsNil() {
+			return append(dst, "null"...), nil
+		}
+		if rv.Len() == 0 && rv.Type().Elem().Kind() != reflect.Uint8 { // []byte is base64
+			return append(dst, "[]"...), nil
+		}
 	}
 	return appendReference(dst, v)
 }

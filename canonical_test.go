@@ -241,3 +241,21 @@ func FuzzArgNumbers(f *testing.F) {
 		}
 	})
 }
+
+// Values of named types, string maps and empty slices take the quick path
+// and are written exactly as the reference writes them.
+func TestCanonicalQuickPathMatchesReference(t *testing.T) {
+	type shade string
+	type item struct{ A int }
+	for _, v := range []any{
+		Decision("allow"), shade("<ü>\u2028"), map[string]string{"b": "2", "a": "é\"", "Z": ""}, map[string]string{},
+		map[string]string(nil), []item{}, []item(nil), []ShadowMatch{}, []byte{}, []byte(nil), map[string]any{"d": Deny, "l": map[string]string{"k": "v"}, "s": []item{}},
+		map[string]string{"ключ": "v"}, map[string]string{"k": "\xff"},
+	} {
+		got, err := appendCanonical(nil, v, 0)
+		want, err2 := appendReference(nil, v)
+		if err != nil || err2 != nil || string(got) != string(want) {
+			t.Errorf("%#v: got %s (%v), reference %s (%v)", v, got, err, want, err2)
+		}
+	}
+}
