@@ -87,52 +87,9 @@ func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			if !plainKey(k) {
-				return appendReference(dst, x)
-			}
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // ASCII: byte order is UTF-16 order
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendCanonicalString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendCanonical(dst, x[k], depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, '}'), nil
+		return appendObject(dst, x, depth)
 	case map[string]string:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		keys := make([]string, 0, len(x))
-		for k, val := range x {
-			if !plainKey(k) || !utf8.ValidString(val) {
-				return appendReference(dst, x)
-			}
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendCanonicalString(dst, k)
-			dst = append(dst, ':')
-			dst = appendCanonicalString(dst, x[k])
-		}
-		return append(dst, '}'), nil
+		return appendObject(dst, x, depth)
 	case time.Time:
 		return appendReference(dst, x)
 	case json.Marshaler, encoding.TextMarshaler:
@@ -172,6 +129,46 @@ func appendReference(dst []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst, out...), nil
+}
+
+// appendObject writes a map with plain keys in key order; other maps go
+// through the reference.
+func appendObject[V any](dst []byte, m map[string]V, depth int) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	keys, ok := plainKeys(m)
+	if !ok {
+		return appendReference(dst, m)
+	}
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendCanonicalString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendCanonical(dst, m[k], depth+1); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// plainKeys returns m's keys sorted, or false when one is not plain (then
+// byte order may not be the canonical UTF-16 order, or a key needs
+// escaping).
+func plainKeys[V any](m map[string]V) ([]string, bool) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !plainKey(k) {
+			return nil, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // ASCII: byte order is UTF-16 order
+	return keys, true
 }
 
 // plainKey: printable ASCII without quote or backslash, where byte order,

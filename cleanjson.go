@@ -116,19 +116,8 @@ func (s *cleanScanner) object(depth int, keys func([]byte)) bool {
 		if !s.value(depth, nil) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after('}'); !more {
+			return ok
 		}
 	}
 }
@@ -144,21 +133,29 @@ func (s *cleanScanner) array(depth int) bool {
 		if !s.value(depth, nil) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.after(']'); !more {
+			return ok
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more follow)
+// or the closing bracket (ok, no more).
+func (s *cleanScanner) after(closing byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return true, true
+	case closing:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a string. A key (plain) must be printable ASCII with no escape;
