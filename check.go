@@ -136,6 +136,9 @@ func checkText(field, s string, max int) error {
 // that holds a character of hiddenRunes, naming the field and the code point.
 func CheckName(field, s string) error {
 	for _, c := range s {
+		if c >= 0x20 && c < 0x7f { // printable ASCII: in none of hiddenRunes
+			continue
+		}
 		for _, h := range hiddenRunes {
 			if h.is(c) {
 				return Errorf(ECodeBadRequest, "%q contains U+%04X, %s; names must be printable text without it", field, c, h.what)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestDecodeCheck(t *testing.T) {
@@ -213,6 +214,23 @@ func TestNamesRefuseHiddenCharacters(t *testing.T) {
 			if _, err := DecodeCheck(raw); err != nil {
 				t.Errorf("%s %q: %v", f.name, ok, err)
 			}
+		}
+	}
+}
+
+// CheckName's shortcut for printable ASCII refuses and accepts exactly
+// what the hiddenRunes table does, for every code point.
+func TestCheckNameShortcutAgreesWithTable(t *testing.T) {
+	for c := rune(0); c <= unicode.MaxRune; c++ {
+		if c >= 0xD800 && c <= 0xDFFF {
+			continue // not encodable in a Go string
+		}
+		hidden := false
+		for _, h := range hiddenRunes {
+			hidden = hidden || h.is(c)
+		}
+		if got := CheckName("tool", "a"+string(c)+"b") != nil; got != hidden {
+			t.Fatalf("U+%04X: refused %v, the table says %v", c, got, hidden)
 		}
 	}
 }
