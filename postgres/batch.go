@@ -83,21 +83,7 @@ func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body str
 	if d.err != nil {
 		return -1, d.err
 	}
-	db.kickIntegrator()
-	first := int64(-1)
-	for i, seq := range d.seqs {
-		idx, err := db.awaitIndex(ctx, seq, d.chans[i])
-		if err != nil {
-			for k := i + 1; k < len(d.seqs); k++ {
-				db.idx.cancel(d.seqs[k], d.chans[k])
-			}
-			return -1, err
-		}
-		if i == 0 {
-			first = idx
-		}
-	}
-	return first, nil
+	return db.awaitPlaced(ctx, d.seqs, d.chans)
 }
 
 // batcher takes the next job and every job already waiting, and records

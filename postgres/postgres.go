@@ -250,13 +250,20 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (first int64, e
 	if len(waits) == 0 {
 		return -1, nil
 	}
+	return db.awaitPlaced(ctx, waits, chans)
+}
+
+// awaitPlaced tells the integrator that the outbox grew and waits until
+// the rows seqs (registered as chans before their commit) are placed in
+// the log; it returns the index of the first.
+func (db *DB) awaitPlaced(ctx context.Context, seqs []int64, chans []chan int64) (int64, error) {
 	db.kickIntegrator()
-	first = -1
-	for i, seq := range waits {
+	first := int64(-1)
+	for i, seq := range seqs {
 		idx, err := db.awaitIndex(ctx, seq, chans[i])
 		if err != nil {
-			for j := i + 1; j < len(waits); j++ {
-				db.idx.cancel(waits[j], chans[j])
+			for j := i + 1; j < len(seqs); j++ {
+				db.idx.cancel(seqs[j], chans[j])
 			}
 			return -1, err
 		}

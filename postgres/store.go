@@ -353,13 +353,12 @@ func (db *DB) CheckByRequestID(ctx context.Context, keyID, requestID string) (*r
 // Approvals.
 
 func scanApproval(row pgx.Row) (*rein.Approval, error) {
-	var body string
-	if err := row.Scan(&body); err != nil {
-		return nil, notFound(err)
+	r, err := scanRecord[approvalRow](row, "approval")
+	if err != nil {
+		return nil, err
 	}
-	r := approvalRow{Approval: &rein.Approval{}}
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		return nil, fmt.Errorf("decode approval: %w", err)
+	if r.Approval == nil { // a record with none of an approval's fields
+		r.Approval = &rein.Approval{}
 	}
 	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
 	if string(r.Approval.ApprovedArgs) == "null" {

@@ -139,6 +139,12 @@ func saveSession(ctx context.Context, tx *wtx, s *rein.Session) error {
 // come from the session index alone (ids sort by creation time, and the
 // cursor is an id); only the page's records are read.
 func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*rein.CheckRecord, error) {
+	q, args := sessionChecksQuery(tenant, id, limit, before)
+	rows, err := db.read.QueryContext(ctx, q, args...)
+	return collect(rows, err, scanCheck)
+}
+
+func sessionChecksQuery(tenant, id string, limit int, before string) (string, []any) {
 	q := "SELECT id FROM checks INDEXED BY checks_session WHERE tenant = ? AND session = ?"
 	args := []any{tenant, id}
 	if before != "" {
@@ -146,8 +152,7 @@ func (db *DB) SessionChecks(ctx context.Context, tenant, id string, limit int, b
 		args = append(args, before)
 	}
 	q = "SELECT record, key_id, result, audit_index FROM checks WHERE id IN (" + q + " ORDER BY id DESC LIMIT ?) ORDER BY id DESC"
-	rows, err := db.read.QueryContext(ctx, q, append(args, limit)...)
-	return collect(rows, err, scanCheck)
+	return q, append(args, limit)
 }
 
 func scanCheck(r scanner) (*rein.CheckRecord, error) {

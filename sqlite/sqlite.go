@@ -799,17 +799,12 @@ func (db *DB) Approval(ctx context.Context, id string) (*rein.Approval, error) {
 }
 
 func scanApproval(row scanner) (*rein.Approval, error) {
-	var body string
-	err := row.Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rein.ErrNotFound
-	}
+	r, err := scanRecord[approvalRow](row, "approval")
 	if err != nil {
 		return nil, err
 	}
-	r := approvalRow{Approval: &rein.Approval{}}
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		return nil, fmt.Errorf("decode approval: %w", err)
+	if r.Approval == nil { // a record with none of an approval's fields
+		r.Approval = &rein.Approval{}
 	}
 	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
 	if string(r.Approval.ApprovedArgs) == "null" {

@@ -131,7 +131,8 @@ func TestSessionReadsUseOneIndex(t *testing.T) {
 	if p := plan(`SELECT COUNT(*) FROM checks WHERE tenant = ? AND session = ? AND action_hash = ?`, "t", "s", "h"); !strings.Contains(p, "COVERING INDEX checks_session (tenant=? AND session=? AND action_hash=?)") {
 		t.Errorf("session.repeats: %s", p)
 	}
-	if p := plan(`SELECT record FROM checks WHERE id IN (SELECT id FROM checks INDEXED BY checks_session WHERE tenant = ? AND session = ? AND id < ? ORDER BY id DESC LIMIT 10) ORDER BY id DESC`, "t", "s", "chk_"); !strings.Contains(p, "COVERING INDEX checks_session (tenant=? AND session=?)") {
+	q, args := sessionChecksQuery("t", "s", 10, "chk_")
+	if p := plan(q, args...); !strings.Contains(p, "COVERING INDEX checks_session (tenant=? AND session=?)") {
 		t.Errorf("a session's checks: %s", p)
 	}
 	var n int
