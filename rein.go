@@ -406,6 +406,12 @@ type Store interface {
 	// many earlier checks of the action hash it holds. RecordCheck keeps
 	// sessions up to date in the same transaction as the check.
 	SessionState(ctx context.Context, tenant, id, actionHash string) (*Session, int64, error)
+	// SessionEnded returns the session if it has ended, nil while it is
+	// open or has no checks: all a check needs when its policy reads
+	// nothing of the session. It may answer from memory, as long as an end
+	// made through any server reaches it within the bound docs/scale.md
+	// gives.
+	SessionEnded(ctx context.Context, tenant, id string) (*Session, error)
 	// EndSession marks a session ended (ErrNotFound when it has no checks,
 	// a conflict when it already ended) and appends e.
 	EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *Entry) (*Session, error)

@@ -298,12 +298,19 @@ func (p *Pipeline) session(ctx context.Context, c *check) {
 	if c.done || c.input.Session == "" {
 		return
 	}
-	s, repeats, err := p.Store.SessionState(ctx, c.tenant, c.input.Session, c.actionHash)
+	var s *rein.Session
+	var err error
+	if c.set.ReadsSession() {
+		var repeats int64
+		s, repeats, err = p.Store.SessionState(ctx, c.tenant, c.input.Session, c.actionHash)
+		c.sessionVal["repeats"] = repeats
+	} else { // no rule reads the session: only whether it ended matters
+		s, err = p.Store.SessionEnded(ctx, c.tenant, c.input.Session)
+	}
 	if err != nil {
 		c.fail("session %q could not be read: %v", c.input.Session, err)
 		return
 	}
-	c.sessionVal["repeats"] = repeats
 	if s != nil && s.EndedAt != nil {
 		c.fail("session %q was ended by %s at %s; start a new session", c.input.Session, s.EndedBy, s.EndedAt.UTC().Format(time.RFC3339))
 		return

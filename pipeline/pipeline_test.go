@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/reinhq/rein/risk"
 	"io"
 	"log/slog"
@@ -216,6 +217,20 @@ func (s *failingStore) LatestApproval(ctx context.Context, tenant, hash string) 
 	return s.Store.LatestApproval(ctx, tenant, hash)
 }
 
+func (s *failingStore) SessionState(ctx context.Context, tenant, id, hash string) (*rein.Session, int64, error) {
+	if s.fail["sessions"] {
+		return nil, 0, errors.New("disk I/O error")
+	}
+	return s.Store.SessionState(ctx, tenant, id, hash)
+}
+
+func (s *failingStore) SessionEnded(ctx context.Context, tenant, id string) (*rein.Session, error) {
+	if s.fail["sessions"] {
+		return nil, errors.New("disk I/O error")
+	}
+	return s.Store.SessionEnded(ctx, tenant, id)
+}
+
 func (s *failingStore) RecordCheck(ctx context.Context, rec *rein.CheckRecord, a *rein.Approval, use *rein.ApprovalUse, es []*rein.Entry) (*rein.CheckRecord, error) {
 	if s.fail["RecordCheck"] {
 		return nil, errors.New("database is locked")
@@ -372,5 +387,77 @@ func TestSweepExpires(t *testing.T) {
 	a, err := f.store.Approval(context.Background(), rec.Approval.ID)
 	if err != nil || a.Status != rein.StatusExpired {
 		t.Fatalf("after sweep: %v %v", a.Status, err)
+	}
+}
+
+// countingStore counts the session reads of each kind.
+type countingStore struct {
+	rein.Store
+	state, ended int
+}
+
+func (s *countingStore) SessionState(ctx context.Context, tenant, id, hash string) (*rein.Session, int64, error) {
+	s.state++
+	return s.Store.SessionState(ctx, tenant, id, hash)
+}
+
+func (s *countingStore) SessionEnded(ctx context.Context, tenant, id string) (*rein.Session, error) {
+	s.ended++
+	return s.Store.SessionEnded(ctx, tenant, id)
+}
+
+// A policy that reads the session gets its counters; one that does not
+// reads only whether the session ended; with either, a check in an ended
+// session is denied, and a session that cannot be read fails closed.
+func TestSessionReadAsPolicyNeeds(t *testing.T) {
+	ctx := context.Background()
+	admin := &rein.Key{ID: "key_admin", Name: "admin", Tenant: "acme", Roles: []rein.Role{rein.RoleAdmin}}
+	for _, tc := range []struct {
+		name, policy string
+		reads        bool
+	}{
+		{"counters", `version: 1
+rules:
+  - {id: reads, when: 'tool == "fs.read"', decision: allow}
+  - {id: budget, when: 'session.calls >= 2', decision: deny, reason: "two calls per session"}
+`, true},
+		{"reason", `version: 1
+rules:
+  - {id: reads, when: 'tool == "fs.read"', decision: allow, reason_expr: '"call " + string(session.calls)'}
+`, true},
+		{"none", testPolicy, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t, tc.policy)
+			cs := &countingStore{Store: f.store}
+			f.p.Store = cs
+			for i := range 3 {
+				rec := f.check(t, "fs.read", fmt.Sprintf(`{"path":"%d"}`, i))
+				want := rein.Allow
+				if tc.name == "counters" && i == 2 {
+					want = rein.Deny // two calls counted before it
+				}
+				if rec.Decision != want {
+					t.Fatalf("check %d: %s (%s), want %s", i, rec.Decision, rec.Reason, want)
+				}
+				if tc.name == "reason" && rec.Reason != fmt.Sprintf("call %d", i) {
+					t.Errorf("check %d: reason %q, want the session's calls in it", i, rec.Reason)
+				}
+			}
+			if tc.reads && (cs.state != 3 || cs.ended != 0) || !tc.reads && (cs.state != 0 || cs.ended != 3) {
+				t.Errorf("session reads: %d of its state, %d of whether it ended", cs.state, cs.ended)
+			}
+			if _, err := f.p.EndSession(ctx, admin, "acme", "s1"); err != nil {
+				t.Fatal(err)
+			}
+			if rec := f.check(t, "fs.read", `{"path":"after"}`); rec.Decision != rein.Deny || !strings.Contains(rec.Reason, `session "s1" was ended`) {
+				t.Errorf("a check in the ended session: %s (%s)", rec.Decision, rec.Reason)
+			}
+			f.p.Store = &failingStore{Store: f.store, fail: map[string]bool{"sessions": true}}
+			rec, err := f.p.Check(ctx, f.key, &rein.CheckRequest{Tool: "fs.read", Args: json.RawMessage(`{"path":"x"}`), Session: "s2"})
+			if err != nil || rec.Decision != rein.Deny || !strings.Contains(rec.Reason, "could not be read") {
+				t.Errorf("an unreadable session: %v %+v", err, rec)
+			}
+		})
 	}
 }

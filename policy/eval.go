@@ -103,6 +103,23 @@ func TierProblems(global, tenant *Policy) Problems {
 	return ps
 }
 
+// ReadsSession reports whether a rule of the set reads the session
+// variable (its counters, repeats or id). When none does, a check needs
+// only to know whether its session has ended.
+func (s *Set) ReadsSession() bool {
+	if s == nil {
+		return true
+	}
+	for _, t := range s.tiers() {
+		for _, r := range t.policy.Rules {
+			if r.readsSession {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 type tier struct {
 	name   string
 	policy *Policy

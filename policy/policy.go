@@ -76,6 +76,9 @@ type Rule struct {
 	// evaluated (the full condition could only be false).
 	tool    *toolCond
 	whenAST *cel.Ast
+	// readsSession: a CEL expression of the rule names the session
+	// variable (ReadsSession).
+	readsSession bool
 }
 
 // Review asks people to look at an allowed check after the fact: every one
@@ -457,11 +460,18 @@ func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
 		}
 		r.reasonExpr = prg
 	}
+	r.readsSession = mentionsSession(ry.When) || mentionsSession(ry.ReasonExpr)
 	if len(ps) > 0 {
 		return nil, ps
 	}
 	return r, nil
 }
+
+// mentionsSession reports whether a CEL expression may read the session
+// variable. CEL names a variable only by its identifier, written out, so
+// an expression without the word cannot read it; one with it (a string,
+// facts.session) is counted too, which only costs the check a read.
+func mentionsSession(expr string) bool { return strings.Contains(expr, "session") }
 
 // overlayApproval applies an approval block over defaults and validates the result.
 func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Problems) (Approval, Problems) {

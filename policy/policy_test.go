@@ -429,3 +429,34 @@ func TestLint(t *testing.T) {
 		}
 	}
 }
+
+// A set reads the session when any rule of either tier names it, in its
+// condition or its reason.
+func TestReadsSession(t *testing.T) {
+	compile := func(rules string) *Policy {
+		p, err := Compile([]byte("version: 1\nrules:\n" + rules))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := compile(`  - {id: a, when: 'tool == "fs.read"', decision: allow}` + "\n" +
+		`  - {id: l, when: 'true', limit: {rate: 5, per: 1m, by: [session]}}` + "\n")
+	for _, tc := range []struct {
+		name string
+		set  *Set
+		want bool
+	}{
+		{"none", NewSet(plain, nil), false},
+		{"condition", NewSet(compile(`  - {id: b, when: 'session.calls > 9', decision: deny}`+"\n"), nil), true},
+		{"repeats", NewSet(nil, compile(`  - {id: b, when: 'tool == "x" && session["repeats"] > 2', decision: deny}`+"\n")), true},
+		{"reason", NewSet(compile(`  - {id: c, when: 'true', decision: allow, reason_expr: 'string(session.cost)'}`+"\n"), nil), true},
+		{"global tier", NewSet(compile(`  - {id: b, when: 'session.tainted', decision: deny}`+"\n"), plain), true},
+		{"tenant tier", NewSet(plain, compile(`  - {id: b, when: 'session.denials > 1', decision: deny}`+"\n")), true},
+		{"no policy", nil, true},
+	} {
+		if got := tc.set.ReadsSession(); got != tc.want {
+			t.Errorf("%s: ReadsSession() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

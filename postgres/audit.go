@@ -166,6 +166,7 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 		if err == nil {
 			once()
 			db.keys.listen(true)
+			db.open.listen(true)
 			db.idx.signal()         // what was integrated while nobody listened
 			db.subs.deliver(Resync) // changes made while nobody listened
 			for {
@@ -182,8 +183,11 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 					default:
 					}
 				case db.chChange:
-					if n.Payload == keysChanged {
+					switch n.Payload {
+					case keysChanged:
 						db.keys.forget()
+					case sessionsChanged:
+						db.open.forget()
 					}
 					if p, ok := db.received(ctx, conn, n.Payload); ok {
 						db.subs.deliver(p)
@@ -192,6 +196,7 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 			}
 		}
 		db.keys.listen(false) // notifications are missed from now on
+		db.open.listen(false)
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn.Close(closeCtx)
 		cancel()

@@ -52,11 +52,12 @@ type DB struct {
 	sealMu  sync.Mutex
 	seal    func(context.Context) error // run by the integrator every second
 
-	batchJobs  chan *batchJob  // checks waiting to be recorded in a batch (batch.go)
-	closed     <-chan struct{} // closed by Close
-	outboxKick chan struct{}   // a local write added to the outbox
-	outboxSent chan struct{}   // a write added to the outbox: tell the integrator elsewhere
-	keys       keyCache        // active keys by secret hash (keycache.go)
+	batchJobs  chan *batchJob        // checks waiting to be recorded in a batch (batch.go)
+	closed     <-chan struct{}       // closed by Close
+	outboxKick chan struct{}         // a local write added to the outbox
+	outboxSent chan struct{}         // a write added to the outbox: tell the integrator elsewhere
+	keys       changeMemo[*rein.Key] // active keys by secret hash (changememo.go)
+	open       changeMemo[struct{}]  // sessions known not to have ended, by tenant and id
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 }

@@ -51,7 +51,7 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 			}
 			return fmt.Errorf("insert key: %w", err)
 		}
-		if err := tx.notifyKeys(ctx, db.chChange); err != nil {
+		if err := tx.notifyChange(ctx, db.chChange, keysChanged); err != nil {
 			return err
 		}
 		if e != nil {
@@ -66,7 +66,7 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 // KeyBySecretHash returns the active key with that secret hash, from memory
 // when it was read before and no key has changed since (keycache.go).
 func (db *DB) KeyBySecretHash(ctx context.Context, hash string) (*rein.Key, error) {
-	k, gen := db.keys.get(hash)
+	k, _, gen := db.keys.get(hash)
 	if k != nil {
 		c := *k
 		return &c, nil
@@ -75,8 +75,10 @@ func (db *DB) KeyBySecretHash(ctx context.Context, hash string) (*rein.Key, erro
 	if err != nil {
 		return nil, err
 	}
-	c := *k
-	db.keys.put(&c, gen)
+	if k.RevokedAt == nil {
+		c := *k
+		db.keys.put(hash, &c, gen)
+	}
 	return k, nil
 }
 
@@ -128,7 +130,7 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 		if _, err := tx.Exec(ctx, "UPDATE keys SET revoked_at = $1 WHERE id = $2", ts(at), id); err != nil {
 			return err
 		}
-		if err := tx.notifyKeys(ctx, db.chChange); err != nil {
+		if err := tx.notifyChange(ctx, db.chChange, keysChanged); err != nil {
 			return err
 		}
 		if e != nil {
@@ -654,10 +656,42 @@ func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Tim
 		if err := saveSession(ctx, tx, s); err != nil {
 			return err
 		}
+		if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
+			return err
+		}
 		out = s
 		return tx.appendEntries(ctx, e)
 	})
+	db.open.forget() // also when the outcome is unknown
 	return out, err
+}
+
+// SessionEnded returns the session if it has ended, else nil: from memory
+// when this replica has seen it open and no session has ended anywhere
+// since (changememo.go), otherwise from the database.
+func (db *DB) SessionEnded(ctx context.Context, tenant, id string) (*rein.Session, error) {
+	k := tenant + "\x00" + id
+	_, open, gen := db.open.get(k)
+	if open {
+		return nil, nil
+	}
+	var body string
+	err := db.pool.QueryRow(ctx, "SELECT record FROM sessions WHERE tenant = $1 AND id = $2", tenant, id).Scan(&body)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // no checks yet: open
+	case err != nil:
+		return nil, err
+	default:
+		s := &rein.Session{}
+		if err := json.Unmarshal([]byte(body), s); err != nil {
+			return nil, fmt.Errorf("decode session: %w", err)
+		}
+		if s.EndedAt != nil {
+			return s, nil
+		}
+	}
+	db.open.put(k, struct{}{}, gen)
+	return nil, nil
 }
 
 func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {

@@ -40,6 +40,16 @@ func (db *DB) SessionState(ctx context.Context, tenant, id, actionHash string) (
 	return s, repeats, nil
 }
 
+// SessionEnded returns the session if it has ended, else nil (memory
+// first, as SessionState).
+func (db *DB) SessionEnded(ctx context.Context, tenant, id string) (*rein.Session, error) {
+	s, _, err := db.SessionState(ctx, tenant, id, "")
+	if err != nil || s == nil || s.EndedAt == nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // touchSession adds a recorded check to its session's counters.
 func (db *DB) touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
 	if rec.Check.Session == "" {

@@ -740,7 +740,15 @@ func sessionsAndResults(t *testing.T, s rein.Store) {
 	if sess, n, err := s.SessionState(ctx, "acme", "run-1", "sha256:a"); err != nil || sess != nil || n != 0 {
 		t.Fatalf("before any check: %+v %d %v", sess, n, err)
 	}
+	if sess, err := s.SessionEnded(ctx, "acme", "run-1"); err != nil || sess != nil {
+		t.Fatalf("ended, before any check: %+v %v", sess, err)
+	}
 	a := record("chk_1", rein.Allow, 0.5, "sha256:a", false)
+	for range 2 { // the second may come from memory
+		if sess, err := s.SessionEnded(ctx, "acme", "run-1"); err != nil || sess != nil {
+			t.Fatalf("ended, while open: %+v %v", sess, err)
+		}
+	}
 	record("chk_2", rein.Deny, 7, "sha256:a", false)
 	record("chk_3", rein.Modify, 0.25, "sha256:b", true)
 	record("chk_4", rein.Ask, 1, "sha256:a", false)
@@ -783,6 +791,12 @@ func sessionsAndResults(t *testing.T, s rein.Store) {
 	}
 	if sess, _, _ := s.SessionState(ctx, "acme", "run-1", ""); sess.EndedAt == nil {
 		t.Errorf("the end is not stored: %+v", sess)
+	}
+	if sess, err := s.SessionEnded(ctx, "acme", "run-1"); err != nil || sess == nil || sess.EndedAt == nil || sess.EndedBy != "builder" {
+		t.Errorf("ended, after the end: %+v %v", sess, err)
+	}
+	if sess, err := s.SessionEnded(ctx, "globex", "run-1"); err != nil || sess != nil {
+		t.Errorf("another tenant's session of that name ended too: %+v %v", sess, err)
 	}
 	if _, err := s.EndSession(ctx, "acme", "run-1", "builder", at, entry(rein.KindSessionEnded, "run-1")); rein.ErrorCode(err) != rein.ECodeConflict {
 		t.Errorf("ending twice: %v, want a conflict", err)
