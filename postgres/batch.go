@@ -19,9 +19,12 @@ import (
 // as arrays), so a batch costs a handful of round trips and one commit
 // instead of several round trips and a commit per check.
 //
-// A check that creates or uses an approval, opens a review or carries a
-// request_id (whose duplicate must be answered with the first record) is
-// recorded alone, as before. When a batch fails for any reason, nothing of
+// A check that creates an approval (an ask) adds its approval's row to the
+// batch; one whose action already has a pending approval (another check
+// asked first, or an approval timed out and must be expired first) is
+// taken out and recorded alone. A check that uses an approval, opens a
+// review or carries a request_id (whose duplicate must be answered with
+// the first record) is recorded alone, as before. When a batch fails for any reason, nothing of
 // it is committed and each of its checks is recorded alone: the batch is
 // only ever a faster way to the same rows.
 
@@ -39,7 +42,11 @@ type batchJob struct {
 	rec  *rein.CheckRecord
 	body string
 	encs []*rein.EntryEncoding
-	done chan batchDone
+	// created is the approval the check creates (an ask), with its stored
+	// form; nil for the others.
+	created      *rein.Approval
+	approvalBody string
+	done         chan batchDone
 }
 
 // batchDone answers a job: the index waiters of its first and last outbox
@@ -57,14 +64,21 @@ var (
 )
 
 // batchable reports whether a check may be recorded in a batch.
-func batchable(rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse) bool {
-	return created == nil && use == nil && rec.Review == nil && rec.Check.RequestID == ""
+func batchable(rec *rein.CheckRecord, use *rein.ApprovalUse) bool {
+	return use == nil && rec.Review == nil && rec.Check.RequestID == ""
 }
 
 // recordBatched records a check through the batchers and returns the index
 // of its first audit entry; errAlone when the check must be recorded alone.
-func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body string, encs []*rein.EntryEncoding) (int64, error) {
-	j := &batchJob{ctx: ctx, rec: rec, body: body, encs: encs, done: make(chan batchDone, 1)}
+func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body string, encs []*rein.EntryEncoding, created *rein.Approval) (int64, error) {
+	j := &batchJob{ctx: ctx, rec: rec, body: body, encs: encs, created: created, done: make(chan batchDone, 1)}
+	if created != nil {
+		b, err := json.Marshal(approvalRow{created, int64(created.GrantTTL)})
+		if err != nil {
+			return -1, err
+		}
+		j.approvalBody = string(b)
+	}
 	select {
 	case db.batchJobs <- j:
 	case <-ctx.Done():
@@ -129,10 +143,29 @@ func (db *DB) recordBatch(ctx context.Context, batch []*batchJob) {
 		}
 		live = append(live, j)
 	}
+	var answers []batchDone
+	var err error
+	for len(live) > 0 {
+		answers, err = db.writeBatch(ctx, live)
+		var pending pendingApprovals
+		if !errors.As(err, &pending) {
+			break
+		}
+		// Nothing was committed: the checks whose action has a pending
+		// approval go alone, and the batch runs again without them.
+		rest := live[:0:0]
+		for i, j := range live {
+			if pending[i] {
+				j.done <- batchDone{err: errAlone}
+			} else {
+				rest = append(rest, j)
+			}
+		}
+		live = rest
+	}
 	if len(live) == 0 {
 		return
 	}
-	answers, err := db.writeBatch(ctx, live)
 	if err != nil {
 		db.log.Debug("a batch of checks failed; recording each alone", "checks", len(live), "err", err)
 		for _, j := range live {
@@ -143,6 +176,15 @@ func (db *DB) recordBatch(ctx context.Context, batch []*batchJob) {
 	for i, j := range live {
 		j.done <- answers[i]
 	}
+}
+
+// pendingApprovals is a batch's failure when some of its asks could not
+// create their approval: their action has a pending approval already. It
+// holds the positions of those jobs.
+type pendingApprovals map[int]bool
+
+func (p pendingApprovals) Error() string {
+	return fmt.Sprintf("%d checks of the batch ask about an action with a pending approval", len(p))
 }
 
 // writeBatch runs the batch's transaction. On success every job's first
@@ -156,7 +198,11 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 	seen := map[sessionKey]bool{}
 	var tenants, kinds []string
 	var heads, tails [][]byte
-	for _, j := range jobs {
+	var asks []int // the jobs that create an approval
+	for i, j := range jobs {
+		if j.created != nil {
+			asks = append(asks, i)
+		}
 		if s := j.rec.Check.Session; s != "" && !seen[sessionKey{j.rec.Tenant, s}] {
 			seen[sessionKey{j.rec.Tenant, s}] = true
 			keys = append(keys, sessionKey{j.rec.Tenant, s})
@@ -197,6 +243,9 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 		b.Queue(`INSERT INTO audit_outbox (tenant, kind, head, tail)
 			SELECT t, k, h, tl FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[]) WITH ORDINALITY AS x(t, k, h, tl, n) ORDER BY n
 			RETURNING seq`, tenants, kinds, heads, tails)
+		if len(asks) > 0 {
+			queueApprovals(b, jobs, asks)
+		}
 		res := tx.SendBatch(ctx, b)
 		sessions := map[sessionKey]*rein.Session{}
 		seqs, err := func() ([]int64, error) {
@@ -227,7 +276,22 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 			if err != nil {
 				return nil, fmt.Errorf("add audit entries to the outbox: %w", err)
 			}
-			return pgx.CollectRows(rows, pgx.RowTo[int64])
+			seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil || len(asks) == 0 {
+				return seqs, err
+			}
+			rows, err = res.Query()
+			if err != nil {
+				return nil, fmt.Errorf("insert approvals: %w", err)
+			}
+			inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return nil, fmt.Errorf("insert approvals: %w", err)
+			}
+			if len(inserted) < len(asks) {
+				return nil, notInserted(jobs, asks, inserted)
+			}
+			return seqs, nil
 		}()
 		if err != nil {
 			return err
@@ -294,4 +358,44 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 		return nil, err
 	}
 	return answers, nil
+}
+
+// queueApprovals adds the insert of the approvals the asks among jobs
+// create, in one order (tenant, action), as sessions are locked, so that
+// batches never wait on each other in a cycle. An approval whose action has a pending one already (stored, or
+// earlier in this batch) is left out, and so missing from what it returns.
+func queueApprovals(b *pgx.Batch, jobs []*batchJob, asks []int) {
+	n := len(asks)
+	ids, tenants, statuses, hashes, agents, sessions, created, expires, bodies :=
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	grants := make([]*string, n)
+	for i, at := range asks {
+		a := jobs[at].created
+		ids[i], tenants[i], statuses[i], hashes[i], agents[i] = a.ID, a.Tenant, a.Status, a.ActionHash, a.Agent
+		sessions[i], created[i], expires[i], bodies[i] = a.Session, ts(a.CreatedAt), ts(a.ExpiresAt), jobs[at].approvalBody
+		if a.GrantExpiresAt != nil {
+			g := ts(*a.GrantExpiresAt)
+			grants[i] = &g
+		}
+	}
+	b.Queue(`INSERT INTO approvals (id, tenant, status, action_hash, agent, session, created_at, expires_at, grant_expires_at, record)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) ORDER BY 2, 4
+		ON CONFLICT (tenant, action_hash) WHERE status = 'pending' DO NOTHING
+		RETURNING id`, ids, tenants, statuses, hashes, agents, sessions, created, expires, grants, bodies)
+}
+
+// notInserted names the asks whose approval the insert left out.
+func notInserted(jobs []*batchJob, asks []int, inserted []string) pendingApprovals {
+	got := make(map[string]bool, len(inserted))
+	for _, id := range inserted {
+		got[id] = true
+	}
+	out := pendingApprovals{}
+	for _, at := range asks {
+		if !got[jobs[at].created.ID] {
+			out[at] = true
+		}
+	}
+	return out
 }

@@ -161,8 +161,8 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 			return nil, err
 		}
 	}
-	if batchable(rec, created, use) {
-		first, err := db.recordBatched(ctx, rec, string(body), encs)
+	if batchable(rec, use) {
+		first, err := db.recordBatched(ctx, rec, string(body), encs, created)
 		if err == nil {
 			rec.AuditIndex = first
 			return rec, nil
