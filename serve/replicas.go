@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein"
@@ -20,6 +21,7 @@ import (
 type relay struct {
 	store  sharedStore
 	origin string // this replica: its own messages come back and are ignored
+	own    string // how this replica's own messages begin (ownPrefix)
 	log    *slog.Logger
 	pipe   *pipeline.Pipeline
 	bus    *events.Bus
@@ -41,8 +43,18 @@ type relayMessage struct {
 }
 
 func newRelay(store sharedStore, log *slog.Logger) *relay {
-	return &relay{store: store, origin: rein.NewID("rep"), log: log,
+	origin := rein.NewID("rep")
+	return &relay{store: store, origin: origin, own: ownPrefix(origin), log: log,
 		out: make(chan relayMessage, 8192), in: make(chan string, 8192)}
+}
+
+// ownPrefix is how every message sent from origin begins: Origin is the
+// first field of relayMessage, and JSON writes fields in order. Every
+// decision event comes back to the replica that sent it, so its own are
+// told apart before anything is decoded.
+func ownPrefix(origin string) string {
+	b, _ := json.Marshal(origin)
+	return `{"o":` + string(b) + ","
 }
 
 // send queues a message; when the queue is full it is dropped (the other
@@ -135,6 +147,9 @@ func (r *relay) handle(ctx context.Context, payload string) {
 	if payload == "" { // (re)connected: anything may have been missed
 		r.reloadLocks(ctx)
 		r.reloadPolicies(ctx)
+		return
+	}
+	if strings.HasPrefix(payload, r.own) {
 		return
 	}
 	var m relayMessage
