@@ -223,3 +223,24 @@ func BenchmarkApprovalAcrossReplicas(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(took[len(took)-1].Microseconds())/1000, "max-ms")
 }
+
+// TestReplicaStreamSeesOthersLongAfterStart: events reach another
+// replica's stream once it announces it, not only while the publishing
+// replica has just started (and sends to everyone until it knows better).
+func TestReplicaStreamSeesOthersLongAfterStart(t *testing.T) {
+	c := newPGCluster(t, approvalsPolicy)
+	a, b := c.start(), c.start()
+	builder := c.key(a, "builder", "acme", `"agent"`, ``)
+	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
+	time.Sleep(7 * time.Second) // longer than a start's assumption (announceValid, 6 s)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream := subscribe(t, ctx, b.URL, alice, "")
+	time.Sleep(200 * time.Millisecond) // the announcement reaches A
+	var got answer
+	if code := postJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &got); code != 200 || got.Decision != "ask" {
+		t.Fatalf("check on A: %d %+v", code, got)
+	}
+	waitEvent(t, stream, "decision", func(e sseEvent) bool { return e.Data["id"] == got.ID })
+}

@@ -66,7 +66,13 @@ type Bus struct {
 	head int     // where the next event goes once the ring is full
 	next int64   // the next event's id
 	subs map[chan struct{}]struct{}
+	// watchers counts the subscriptions from Watch: event streams, which
+	// show other replicas' events too.
+	watchers int
 
+	// OnWatch, when set, is called when the first stream starts watching
+	// (Watch). It must not block.
+	OnWatch func()
 	// OnPublish, when set, is called with every event published here (not
 	// those injected from other replicas), after subscribers are woken. It
 	// must not block: it runs on the decision path.
@@ -161,4 +167,34 @@ func (b *Bus) Unsubscribe(ch chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.subs, ch)
+}
+
+// Watch is Subscribe for an event stream (GET /v1/events), which shows the
+// events of every replica: while one watches, other replicas send theirs
+// here. Unwatch releases it.
+func (b *Bus) Watch() chan struct{} {
+	ch := b.Subscribe()
+	b.mu.Lock()
+	b.watchers++
+	first := b.watchers == 1
+	b.mu.Unlock()
+	if first && b.OnWatch != nil {
+		b.OnWatch()
+	}
+	return ch
+}
+
+// Unwatch stops signalling a channel from Watch.
+func (b *Bus) Unwatch(ch chan struct{}) {
+	b.Unsubscribe(ch)
+	b.mu.Lock()
+	b.watchers--
+	b.mu.Unlock()
+}
+
+// Watched reports whether a stream watches (Watch).
+func (b *Bus) Watched() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.watchers > 0
 }

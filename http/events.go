@@ -54,8 +54,8 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, key *rein.Key
 	keep := func(e *events.Event) bool {
 		return e.For(key.Tenant) && e.For(tenant) && (types == nil || slices.Contains(types, e.Type))
 	}
-	ch := s.Events.Subscribe()
-	defer s.Events.Unsubscribe(ch)
+	ch := s.Events.Watch()
+	defer s.Events.Unwatch(ch)
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein"
@@ -18,6 +19,16 @@ import (
 // sends with NOTIFY (through the store) and receives what the store's
 // listener hears. Sending never blocks the decision path: messages queue,
 // and one goroutine sends them in batches.
+//
+// Events are sent only while another replica has an event stream open, or
+// had one in the last minutes (linger): no other consumer takes events
+// from other replicas (webhooks and notifications are sent by the replica
+// that published the event), and a decision event for every check is most
+// of the notification traffic. A replica with a stream announces it every
+// few seconds, and at once when its first stream opens; a replica that
+// has heard no announcement for a while stops sending events. A replica
+// that starts, or whose listener reconnects, sends events until it knows
+// better.
 type relay struct {
 	store  sharedStore
 	origin string // this replica: its own messages come back and are ignored
@@ -29,12 +40,28 @@ type relay struct {
 
 	out chan relayMessage // to send
 	in  chan string       // received payloads, handled in order
+
+	now      func() time.Time
+	wanted   atomic.Int64 // unix nanoseconds until which another replica wants events
+	streamed time.Time    // when this replica last had a stream open (run's goroutine only)
 }
+
+// How streams are announced between replicas.
+const (
+	announceEvery = 2 * time.Second
+	// announceValid is how long an announcement keeps events flowing: a
+	// few announcements may be late or lost before they stop.
+	announceValid = 3 * announceEvery
+	// streamLinger is how long a replica keeps announcing after its last
+	// stream closed, so that a stream resumed within it (Last-Event-ID)
+	// finds every replica's events in this replica's ring.
+	streamLinger = 5 * time.Minute
+)
 
 // relayMessage is one change, as JSON in a notification.
 type relayMessage struct {
 	Origin string          `json:"o"`
-	Kind   string          `json:"k"` // wake, event, locks, policy
+	Kind   string          `json:"k"` // wake, event, locks, policy, streams
 	ID     string          `json:"id,omitempty"`
 	Type   string          `json:"t,omitempty"`
 	Tenant string          `json:"tn,omitempty"`
@@ -43,9 +70,37 @@ type relayMessage struct {
 }
 
 func newRelay(store sharedStore, log *slog.Logger) *relay {
+	r := newRelayAt(time.Now)
+	r.store, r.log = store, log
+	return r
+}
+
+// newRelayAt is newRelay on a clock, without a store.
+func newRelayAt(now func() time.Time) *relay {
 	origin := rein.NewID("rep")
-	return &relay{store: store, origin: origin, own: ownPrefix(origin), log: log,
+	r := &relay{origin: origin, own: ownPrefix(origin), now: now,
 		out: make(chan relayMessage, 8192), in: make(chan string, 8192)}
+	r.assumeWanted()
+	return r
+}
+
+// assumeWanted sends events for a while, as if a stream had been announced:
+// on start, and when announcements may have been missed.
+func (r *relay) assumeWanted() { r.wanted.Store(r.now().Add(announceValid).UnixNano()) }
+
+// announce tells the other replicas that a stream here wants their events.
+func (r *relay) announce() { r.send(relayMessage{Kind: "streams"}) }
+
+// announceIfStreamed runs every announceEvery: it announces while a stream
+// is open here and for streamLinger after the last one closed.
+func (r *relay) announceIfStreamed() {
+	now := r.now()
+	if r.bus.Watched() {
+		r.streamed = now
+	}
+	if !r.streamed.IsZero() && now.Sub(r.streamed) < streamLinger {
+		r.announce()
+	}
 }
 
 // ownPrefix is how every message sent from origin begins: Origin is the
@@ -76,6 +131,9 @@ func (r *relay) LocksChanged() { r.send(relayMessage{Kind: "locks"}) }
 
 // published is the bus's OnPublish: every local event goes to the others.
 func (r *relay) published(e events.Event) {
+	if r.now().UnixNano() > r.wanted.Load() {
+		return // no other replica has a stream open
+	}
 	r.send(relayMessage{Kind: "event", Type: e.Type, Tenant: e.Tenant, At: e.At, Data: e.Data})
 }
 
@@ -102,10 +160,14 @@ func (r *relay) run(ctx context.Context) {
 	go r.sender(ctx)
 	reload := time.NewTicker(5 * time.Second)
 	defer reload.Stop()
+	streams := time.NewTicker(announceEvery)
+	defer streams.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-streams.C:
+			r.announceIfStreamed()
 		case <-reload.C:
 			r.reloadLocks(ctx)
 		case p := <-r.in:
@@ -145,6 +207,7 @@ func (r *relay) sender(ctx context.Context) {
 
 func (r *relay) handle(ctx context.Context, payload string) {
 	if payload == "" { // (re)connected: anything may have been missed
+		r.assumeWanted()
 		r.reloadLocks(ctx)
 		r.reloadPolicies(ctx)
 		return
@@ -157,6 +220,8 @@ func (r *relay) handle(ctx context.Context, payload string) {
 		return
 	}
 	switch m.Kind {
+	case "streams":
+		r.wanted.Store(r.now().Add(announceValid).UnixNano())
 	case "wake":
 		r.pipe.Wake(m.ID)
 	case "event":

@@ -295,6 +295,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		pipe.Replicas = rel
 		pipe.SharedLimits = pg
 		bus.OnPublish = rel.published
+		bus.OnWatch = rel.announce
 		pg.Subscribe(rel.receive)
 	}
 	if err := pipe.LoadLocks(ctx); err != nil {
