@@ -50,7 +50,9 @@ func TestEventsRelayedOnlyWhileAnotherReplicaStreams(t *testing.T) {
 			}
 		}
 	}
-	publish := func() { r.published(events.Event{Type: events.Decision, Tenant: "acme", At: clock, Data: json.RawMessage(`{}`)}) }
+	publish := func() {
+		r.published(events.Event{Type: events.Decision, Tenant: "acme", At: clock, Data: json.RawMessage(`{}`)})
+	}
 
 	publish() // just started: sent, in case another replica streams
 	if got := sent(); !slices.Equal(got, []string{"event"}) {
