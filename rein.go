@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -239,6 +240,23 @@ type Escalation struct {
 	Approvers []string      `json:"approvers"`
 }
 
+// EscalateAt returns when the next of a's escalations becomes due (when
+// approval.Escalation first exceeds a.Escalated), or nil when a is not
+// pending or has no escalation left. Stores keep it in a column, so that
+// the sweep reads only the approvals due.
+func (a *Approval) EscalateAt() *time.Time {
+	if a.Status != StatusPending || a.Escalated >= len(a.Escalations) {
+		return nil
+	}
+	after := make([]time.Duration, len(a.Escalations))
+	for i, e := range a.Escalations {
+		after[i] = e.After
+	}
+	slices.Sort(after)
+	at := a.CreatedAt.Add(after[max(a.Escalated, 0)])
+	return &at
+}
+
 // Vote is one approver's vote on an approval.
 // The voter's key, roles and groups are kept with the vote: quorum across
 // approver sets is judged on them, and auditors can see who counted as what.
@@ -382,6 +400,10 @@ type Store interface {
 	// DueApprovals returns the ids of approvals whose time ran out at now:
 	// pending past expires_at, approved past grant_expires_at.
 	DueApprovals(ctx context.Context, now time.Time) ([]string, error)
+	// DueEscalations returns up to limit pending approvals whose next
+	// escalation (Approval.EscalateAt) is due at now, the longest due
+	// first.
+	DueEscalations(ctx context.Context, now time.Time, limit int) ([]string, error)
 
 	// CreateQuestion stores a new question with its audit entries.
 	CreateQuestion(ctx context.Context, q *Question, entries []*Entry) error

@@ -3,6 +3,7 @@ package approval
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -361,5 +362,38 @@ func TestRequireMergesAnEditsApprovals(t *testing.T) {
 	}
 	if !Meets(a, [][]string{{"group:oncall"}}, 2) || Meets(a, [][]string{{"role:admin"}}, 1) || Meets(a, [][]string{{"group:oncall"}}, 3) {
 		t.Fatal("Meets does not judge the votes against the requirements given")
+	}
+}
+
+// EscalateAt is the first time Escalation passes the stages already
+// announced, whatever the order the stages are listed in; nil once none is
+// left or the approval is no longer pending.
+func TestEscalateAtAgreesWithEscalation(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		a := &rein.Approval{Status: rein.StatusPending, CreatedAt: t0}
+		for range rng.IntN(4) {
+			a.Escalations = append(a.Escalations, rein.Escalation{After: time.Duration(1+rng.IntN(30)) * time.Minute})
+		}
+		a.Escalated = rng.IntN(len(a.Escalations) + 1)
+		at := a.EscalateAt()
+		if a.Escalated >= len(a.Escalations) {
+			if at != nil {
+				t.Fatalf("%+v: no stage left, yet due at %v", a, at)
+			}
+			continue
+		}
+		if at == nil {
+			t.Fatalf("%+v: a stage is left, yet never due", a)
+		}
+		if Escalation(a, at.Add(-time.Nanosecond)) > a.Escalated || Escalation(a, *at) <= a.Escalated {
+			t.Fatalf("%+v: due at %v, but Escalation gives %d just before and %d then", a, at,
+				Escalation(a, at.Add(-time.Nanosecond)), Escalation(a, *at))
+		}
+		a.Status = rein.StatusApproved
+		if a.EscalateAt() != nil {
+			t.Fatalf("a resolved approval is due for escalation")
+		}
 	}
 }

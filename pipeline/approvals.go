@@ -671,16 +671,14 @@ func (p *Pipeline) recheck(ctx context.Context, status string) (int, error) {
 // notifications (webhooks, Slack) deliver. Eligibility itself follows the
 // clock (approval.setsAt); this only records and tells.
 func (p *Pipeline) escalate(ctx context.Context) error {
+	const escalateBatch = 1000 // per sweep; the rest at the next
 	now := p.now()
-	pending, err := p.Store.Approvals(ctx, rein.AllTenants, rein.ApprovalFilter{Status: rein.StatusPending, Limit: 500})
+	due, err := p.Store.DueEscalations(ctx, now, escalateBatch)
 	if err != nil {
 		return err
 	}
-	for _, a := range pending {
-		if approval.Escalation(a, now) <= a.Escalated {
-			continue
-		}
-		_, err := p.changeApproval(ctx, a.ID, func(x *rein.Approval) ([]*rein.Entry, error) {
+	for _, id := range due {
+		_, err := p.changeApproval(ctx, id, func(x *rein.Approval) ([]*rein.Entry, error) {
 			due := approval.Escalation(x, now)
 			if x.Status != rein.StatusPending || due <= x.Escalated {
 				return nil, nil

@@ -989,3 +989,74 @@ func TestArgumentsWithKeysThatDifferOnlyInCase(t *testing.T) {
 		t.Fatalf("an edit with keys differing in case: %v", err)
 	}
 }
+
+// TestEscalationAmongManyPending: the approval due first escalates however
+// many newer ones are pending, and the sweep reads only what is due.
+func TestEscalationAmongManyPending(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, `version: 1
+rules:
+  - id: deploy
+    when: 'tool == "deploy"'
+    decision: ask
+    approval: {approvers: ["group:oncall"], ttl: 1h, escalate: [{after: 10m, approvers: ["group:leads"]}, {after: 20m, approvers: ["group:vp"]}]}
+`)
+	stored(t, f, f.key)
+	now := time.Now()
+	f.p.Now = func() time.Time { return now }
+	first := f.check(t, "deploy", `{"n":0}`)
+	now = now.Add(time.Minute)
+	const newer = 600
+	for i := 1; i <= newer; i++ {
+		f.check(t, "deploy", fmt.Sprintf(`{"n":%d}`, i))
+	}
+	cs := &countingApprovals{Store: f.store}
+	f.p.Store = cs
+	now = now.Add(9*time.Minute + 30*time.Second) // the first is due, the others are not
+	if err := f.p.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := f.store.Approval(ctx, first.Approval.ID); a.Escalated != 1 {
+		t.Fatalf("the oldest of %d pending approvals escalated %d times, want 1", newer+1, a.Escalated)
+	}
+	if n := countKind(t, f, rein.KindApprovalEscalated); n != 1 {
+		t.Fatalf("%d approval.escalated entries, want 1", n)
+	}
+	if cs.read > 1 {
+		t.Errorf("the sweep read %d approvals to escalate one", cs.read)
+	}
+	now = now.Add(time.Minute) // every newer one is due now
+	if err := f.p.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countKind(t, f, rein.KindApprovalEscalated); n != newer+1 {
+		t.Fatalf("%d approval.escalated entries, want %d", n, newer+1)
+	}
+	now = now.Add(10 * time.Minute) // the second stage of all
+	f.p.Sweep(ctx)
+	f.p.Sweep(ctx)
+	if a, _ := f.store.Approval(ctx, first.Approval.ID); a.Escalated != 2 {
+		t.Fatalf("the first approval's second stage: escalated %d", a.Escalated)
+	}
+	if n := countKind(t, f, rein.KindApprovalEscalated); n != 2*(newer+1) {
+		t.Fatalf("%d approval.escalated entries, want %d", n, 2*(newer+1))
+	}
+}
+
+// countingApprovals counts the approvals read, through lists or to change
+// them.
+type countingApprovals struct {
+	rein.Store
+	read int
+}
+
+func (s *countingApprovals) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilter) ([]*rein.Approval, error) {
+	list, err := s.Store.Approvals(ctx, tenant, f)
+	s.read += len(list)
+	return list, err
+}
+
+func (s *countingApprovals) ChangeApproval(ctx context.Context, id string, change rein.ApprovalChange) (*rein.Approval, error) {
+	s.read++
+	return s.Store.ChangeApproval(ctx, id, change)
+}

@@ -369,7 +369,7 @@ func queueApprovals(b *pgx.Batch, jobs []*batchJob, asks []int) {
 	ids, tenants, statuses, hashes, agents, sessions, created, expires, bodies :=
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
 		make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	grants := make([]*string, n)
+	grants, escalates := make([]*string, n), make([]*string, n)
 	for i, at := range asks {
 		a := jobs[at].created
 		ids[i], tenants[i], statuses[i], hashes[i], agents[i] = a.ID, a.Tenant, a.Status, a.ActionHash, a.Agent
@@ -378,11 +378,15 @@ func queueApprovals(b *pgx.Batch, jobs []*batchJob, asks []int) {
 			g := ts(*a.GrantExpiresAt)
 			grants[i] = &g
 		}
+		if e := a.EscalateAt(); e != nil {
+			x := ts(*e)
+			escalates[i] = &x
+		}
 	}
-	b.Queue(`INSERT INTO approvals (id, tenant, status, action_hash, agent, session, created_at, expires_at, grant_expires_at, record)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) ORDER BY 2, 4
+	b.Queue(`INSERT INTO approvals (id, tenant, status, action_hash, agent, session, created_at, expires_at, grant_expires_at, escalate_at, record)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) ORDER BY 2, 4
 		ON CONFLICT (tenant, action_hash) WHERE status = 'pending' DO NOTHING
-		RETURNING id`, ids, tenants, statuses, hashes, agents, sessions, created, expires, grants, bodies)
+		RETURNING id`, ids, tenants, statuses, hashes, agents, sessions, created, expires, grants, escalates, bodies)
 }
 
 // notInserted names the asks whose approval the insert left out.

@@ -224,3 +224,13 @@ func TestSignOuts(t *testing.T) {
 		t.Fatal("a sign-out past its time was kept")
 	}
 }
+
+func TestEscalationsFromBeforeTheColumn(t *testing.T) {
+	db := open(t)
+	m, err := migrations.ReadFile("migrations/0011_due_escalations.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string) error { _, err := db.pool.Exec(context.Background(), q); return err }
+	storetest.EscalationsFromBeforeTheColumn(t, db, exec, storetest.MigrationStatement(t, m, "UPDATE approvals"))
+}

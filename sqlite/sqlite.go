@@ -396,6 +396,15 @@ func (w *writeConn) attempt(batch []*job) (int, error) {
 // scanner is a row or rows being read.
 type scanner interface{ Scan(...any) error }
 
+// withColumns is a row whose columns after those its reader scans are read
+// into extra.
+type withColumns struct {
+	row   scanner
+	extra []any
+}
+
+func (w withColumns) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }
+
 // collect reads every row of a query with scan.
 func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
 	if err != nil {
@@ -726,8 +735,8 @@ func insertApproval(ctx context.Context, tx *wtx, a *rein.Approval) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO approvals (id, tenant, status, action_hash, created_at, expires_at, record) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.Tenant, a.Status, a.ActionHash, ts(a.CreatedAt), ts(a.ExpiresAt), string(body))
+	_, err = tx.ExecContext(ctx, `INSERT INTO approvals (id, tenant, status, action_hash, created_at, expires_at, escalate_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tenant, a.Status, a.ActionHash, ts(a.CreatedAt), ts(a.ExpiresAt), tsPtr(a.EscalateAt()), string(body))
 	if err != nil {
 		return fmt.Errorf("insert approval: %w", err)
 	}
@@ -872,27 +881,59 @@ func changeApproval(ctx context.Context, tx *wtx, id string, change rein.Approva
 }
 
 func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
-	a, err := scanApproval(tx.QueryRowContext(ctx, "SELECT record FROM approvals WHERE id = ?", id))
+	var escalate sql.NullString
+	a, err := scanApproval(withColumns{tx.QueryRowContext(ctx, "SELECT record, escalate_at FROM approvals WHERE id = ?", id), []any{&escalate}})
 	if err != nil {
 		return nil, nil, err
 	}
 	entries, err := change(a)
-	if err != nil || len(entries) == 0 {
+	if err != nil {
 		return a, nil, err
+	}
+	if len(entries) == 0 {
+		// Unchanged; an escalation time stored before the column was
+		// kept (or otherwise off) is set right, so the sweep does not
+		// read the approval again before it is due.
+		if want := tsPtr(a.EscalateAt()); want != nullable(escalate) {
+			if _, err := tx.ExecContext(ctx, "UPDATE approvals SET escalate_at = ? WHERE id = ?", want, id); err != nil {
+				return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
+			}
+		}
+		return a, nil, nil
 	}
 	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
 	if err != nil {
 		return nil, nil, err
 	}
-	var grant any
-	if a.GrantExpiresAt != nil {
-		grant = ts(*a.GrantExpiresAt)
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE approvals SET status = ?, grant_expires_at = ?, record = ? WHERE id = ?",
-		a.Status, grant, string(body), id); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE approvals SET status = ?, grant_expires_at = ?, escalate_at = ?, record = ? WHERE id = ?",
+		a.Status, tsPtr(a.GrantExpiresAt), tsPtr(a.EscalateAt()), string(body), id); err != nil {
 		return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
 	}
 	return a, entries, nil
+}
+
+// tsPtr is ts of a time that may be absent (NULL).
+func tsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
+// nullable is a read column as tsPtr gives it.
+func nullable(s sql.NullString) any {
+	if !s.Valid {
+		return nil
+	}
+	return s.String
+}
+
+// DueEscalations returns pending approvals whose next escalation is due,
+// the longest due first.
+func (db *DB) DueEscalations(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM approvals WHERE status = 'pending' AND escalate_at IS NOT NULL AND escalate_at <= ?
+		ORDER BY escalate_at LIMIT ?`, ts(now), limit)
+	return collect(rows, err, scanID)
 }
 
 // DueApprovals returns the approvals whose time ran out.

@@ -140,3 +140,19 @@ func TestSessionReadsUseOneIndex(t *testing.T) {
 		t.Errorf("indexes of checks by session: %d (%v), want 1", n, err)
 	}
 }
+
+func TestEscalationsFromBeforeTheColumn(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "rein.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := migrations.ReadFile("migrations/0017_due_escalations.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string) error {
+		return db.tx(context.Background(), func(tx *wtx) error { _, err := tx.ExecContext(context.Background(), q); return err })
+	}
+	storetest.EscalationsFromBeforeTheColumn(t, db, exec, storetest.MigrationStatement(t, m, "UPDATE approvals"))
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,7 @@ func Run(t *testing.T, open Open) {
 		{"ChangeApproval", changeApproval},
 		{"GrantConsumedOnce", grantConsumedOnce},
 		{"ApprovalsListAndDue", approvalsListAndDue},
+		{"DueEscalations", dueEscalations},
 		{"Questions", questions},
 		{"Locks", locks},
 		{"SessionsAndResults", sessionsAndResults},
@@ -1162,4 +1164,123 @@ func proposals(t *testing.T, s rein.Store) {
 	if n := subjects(t, s, rein.KindProposalDecided)["prp_1"]; n != 1 {
 		t.Errorf("proposal.decided entries: %d", n)
 	}
+}
+
+// dueEscalations: a pending approval is due for escalation when its next
+// stage's time has come, until its last stage or until it is resolved;
+// the longest due first, at most limit.
+func dueEscalations(t *testing.T, s rein.Store) {
+	due := func(at time.Duration, limit int) []string {
+		t.Helper()
+		ids, err := s.DueEscalations(ctx, t0.Add(at), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	stages := []rein.Escalation{{After: 20 * time.Minute, Approvers: []string{"group:vp"}}, {After: 10 * time.Minute, Approvers: []string{"group:leads"}}}
+	a := newApproval("apr_esc", "acme", "sha256:esc", t0.Add(time.Hour))
+	a.Escalations = stages
+	b := newApproval("apr_esc2", "globex", "sha256:esc", t0.Add(time.Hour))
+	b.CreatedAt = t0.Add(time.Minute)
+	b.Escalations = stages[1:]
+	none := newApproval("apr_plain", "acme", "sha256:plain", t0.Add(time.Hour))
+	for i, x := range []*rein.Approval{a, b, none} {
+		if err := ask(s, fmt.Sprintf("chk_esc_%d", i), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := due(9*time.Minute, 10); len(got) != 0 {
+		t.Fatalf("before any stage: %v", got)
+	}
+	if got := due(10*time.Minute, 10); !slices.Equal(got, []string{"apr_esc"}) {
+		t.Fatalf("at the first stage of apr_esc: %v", got)
+	}
+	if got := due(12*time.Minute, 10); !slices.Equal(got, []string{"apr_esc", "apr_esc2"}) {
+		t.Fatalf("both due, the longest due first: %v", got)
+	}
+	if got := due(12*time.Minute, 1); !slices.Equal(got, []string{"apr_esc"}) {
+		t.Fatalf("limit 1: %v", got)
+	}
+	escalate := func(id string, to int) {
+		t.Helper()
+		if _, err := s.ChangeApproval(ctx, id, func(x *rein.Approval) ([]*rein.Entry, error) {
+			x.Escalated = to
+			return []*rein.Entry{entry(rein.KindApprovalEscalated, id)}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	escalate("apr_esc", 1)
+	if got := due(15*time.Minute, 10); !slices.Equal(got, []string{"apr_esc2"}) {
+		t.Fatalf("after apr_esc's first stage: %v", got)
+	}
+	if got := due(20*time.Minute, 10); !slices.Equal(got, []string{"apr_esc2", "apr_esc"}) {
+		t.Fatalf("apr_esc's second stage: %v", got)
+	}
+	escalate("apr_esc", 2)
+	if _, err := s.ChangeApproval(ctx, "apr_esc2", func(x *rein.Approval) ([]*rein.Entry, error) {
+		x.Status = rein.StatusRejected
+		return []*rein.Entry{entry(rein.KindApprovalResolved, x.ID)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(24*time.Hour, 10); len(got) != 0 {
+		t.Fatalf("every stage done or resolved: %v", got)
+	}
+}
+
+// EscalationsFromBeforeTheColumn checks the migration that added the
+// escalation time to approvals: exec runs SQL on the store, update is the
+// migration's UPDATE. Pending approvals with escalations, stored before,
+// are due at once; the first look that changes nothing stores their real
+// time, and they are due again only then.
+func EscalationsFromBeforeTheColumn(t *testing.T, s rein.Store, exec func(sql string) error, update string) {
+	a := newApproval("apr_old_esc", "acme", "sha256:old-esc", t0.Add(time.Hour))
+	a.Escalations = []rein.Escalation{{After: 10 * time.Minute, Approvers: []string{"group:leads"}}}
+	plain := newApproval("apr_old_plain", "acme", "sha256:old-plain", t0.Add(time.Hour))
+	for i, x := range []*rein.Approval{a, plain} {
+		if err := ask(s, fmt.Sprintf("chk_old_%d", i), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exec("UPDATE approvals SET escalate_at = NULL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(update); err != nil {
+		t.Fatalf("the migration's update: %v", err)
+	}
+	due := func(at time.Duration) []string {
+		t.Helper()
+		ids, err := s.DueEscalations(ctx, t0.Add(at), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	if got := due(time.Second); !slices.Equal(got, []string{"apr_old_esc"}) {
+		t.Fatalf("after the migration: %v, want apr_old_esc to be looked at", got)
+	}
+	if _, err := s.ChangeApproval(ctx, "apr_old_esc", func(*rein.Approval) ([]*rein.Entry, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(time.Second); len(got) != 0 {
+		t.Fatalf("after one look: %v, want none until its stage", got)
+	}
+	if got := due(10 * time.Minute); !slices.Equal(got, []string{"apr_old_esc"}) {
+		t.Fatalf("at its stage: %v", got)
+	}
+}
+
+// MigrationStatement returns the statement of a migration that begins with
+// prefix (up to its semicolon).
+func MigrationStatement(t *testing.T, migration []byte, prefix string) string {
+	t.Helper()
+	src := string(migration)
+	i := strings.Index(src, prefix)
+	if i < 0 {
+		t.Fatalf("no statement %q… in the migration", prefix)
+	}
+	j := strings.Index(src[i:], ";")
+	return src[i : i+j]
 }
