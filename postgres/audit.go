@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -125,6 +124,10 @@ func (db *DB) awaitIndex(ctx context.Context, seq int64, ch chan int64) (int64, 
 
 // resolveIndexes looks up the indexes writers wait for whenever the log
 // grows (and a few times a second, in case a notification was missed).
+// While this process integrates, it hands out the indexes it places as it
+// places them (integrate), so the growth it announces itself is not looked
+// up again; the look a few times a second remains, for entries an earlier
+// integrator placed.
 func (db *DB) resolveIndexes(ctx context.Context) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
@@ -133,6 +136,9 @@ func (db *DB) resolveIndexes(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-db.idx.kick:
+			if db.leading.get() {
+				continue
+			}
 		case <-t.C:
 		}
 		seqs := db.idx.pending()
@@ -247,7 +253,11 @@ func (db *DB) elect(ctx context.Context) {
 				break
 			}
 			if got {
-				db.lead(ctx, conn)
+				if !db.lead(ctx, conn) {
+					// A failure that may repeat (a broken statement, a
+					// full disk): compete again after a pause, not at once.
+					sleep(ctx, time.Second)
+				}
 				break
 			}
 			sleep(ctx, 500*time.Millisecond)
@@ -261,12 +271,14 @@ func (db *DB) elect(ctx context.Context) {
 // errDeposed: another integrator took over.
 var errDeposed = errors.New("another integrator took over the audit log")
 
-// lead integrates the outbox while conn holds the lock.
-func (db *DB) lead(ctx context.Context, conn *pgx.Conn) {
+// lead integrates the outbox while conn holds the lock. It reports false
+// when integrating failed.
+func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 	var term int64
 	if err := conn.QueryRow(ctx, "UPDATE audit_head SET term = term + 1, holder = $1 WHERE one = 1 RETURNING term", db.id).Scan(&term); err != nil {
-		return
+		return false
 	}
+	failed := false
 	db.leading.set(true)
 	defer db.leading.set(false)
 	db.log.Info("integrating the audit log", "term", term)
@@ -279,6 +291,7 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) {
 		if err != nil {
 			if ctx.Err() == nil {
 				db.log.Error("integrating the audit log failed; leaving it to the next integrator", "term", term, "err", err)
+				failed = true
 			}
 			break
 		}
@@ -309,6 +322,7 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) {
 		}
 		db.runSeal(final)
 	}
+	return !failed
 }
 
 // integrate moves the oldest outbox rows into the log in one transaction
@@ -316,50 +330,62 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) {
 func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, error) {
 	var placed []int64 // outbox seq, index pairs
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		var size, cur int64
-		if err := tx.QueryRow(ctx, "SELECT size, term FROM audit_head WHERE one = 1 FOR UPDATE").Scan(&size, &cur); err != nil {
-			return err
-		}
-		if cur != term {
-			return errDeposed
-		}
-		rows, err := tx.Query(ctx, "SELECT seq, tenant, kind, head, tail FROM audit_outbox ORDER BY seq LIMIT $1", integrateBatch)
+		// The head, locked, with the oldest outbox rows. Only a new
+		// integrator's term changes the head meanwhile; then the head
+		// read after the wait carries that term and this one stops.
+		rows, err := tx.Query(ctx, `SELECT h.size, h.term, o.seq, o.tenant, o.kind, o.head, o.tail
+			FROM audit_head h LEFT JOIN LATERAL (SELECT seq, tenant, kind, head, tail FROM audit_outbox ORDER BY seq LIMIT $1) o ON true
+			WHERE h.one = 1 FOR UPDATE OF h`, integrateBatch)
 		if err != nil {
 			return err
 		}
 		var idxs, seqs []int64
 		var tenants, kinds []string
 		var bodies [][]byte
-		var seq int64
-		var tenant, kind string
+		var size, cur int64
+		var seq *int64
+		var tenant, kind *string
 		var head, tail []byte
-		_, err = pgx.ForEachRow(rows, []any{&seq, &tenant, &kind, &head, &tail}, func() error {
+		heads := 0
+		_, err = pgx.ForEachRow(rows, []any{&size, &cur, &seq, &tenant, &kind, &head, &tail}, func() error {
+			heads++
+			if seq == nil { // the outbox is empty
+				return nil
+			}
 			i := size + int64(len(idxs))
-			idxs, seqs = append(idxs, i), append(seqs, seq)
-			tenants, kinds = append(tenants, tenant), append(kinds, kind)
-			bodies = append(bodies, rein.EncodingFromParts(tenant, kind, head, tail).At(i))
+			idxs, seqs = append(idxs, i), append(seqs, *seq)
+			tenants, kinds = append(tenants, *tenant), append(kinds, *kind)
+			bodies = append(bodies, rein.EncodingFromParts(*tenant, *kind, head, tail).At(i))
 			return nil
 		})
-		if err != nil || len(idxs) == 0 {
+		switch {
+		case err != nil:
 			return err
+		case heads == 0:
+			return errors.New("the audit log's head row is missing")
+		case cur != term:
+			return errDeposed
+		case len(idxs) == 0:
+			return nil
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::bigint[])`, idxs, tenants, kinds, bodies, seqs); err != nil {
-			return fmt.Errorf("place entries %d to %d: %w", size, size+int64(len(idxs))-1, err)
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM audit_outbox WHERE seq = ANY($1)", seqs); err != nil {
-			return err
-		}
+		// The entries placed, their outbox rows taken, and the head moved
+		// on (compare-and-set on size and term), announced at commit: one
+		// statement.
 		next := size + int64(len(idxs))
-		tag, err := tx.Exec(ctx, "UPDATE audit_head SET size = $1 WHERE one = 1 AND size = $2 AND term = $3", next, size, term)
+		tag, err := tx.Exec(ctx, `WITH placed AS (
+				INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq)
+				SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::bigint[])
+			), taken AS (
+				DELETE FROM audit_outbox WHERE seq = ANY($5)
+			)
+			UPDATE audit_head SET size = $6 WHERE one = 1 AND size = $7 AND term = $8
+			RETURNING pg_notify($9, size::text)`,
+			idxs, tenants, kinds, bodies, seqs, next, size, term, db.chAudit)
 		if err != nil {
-			return err
+			return fmt.Errorf("place entries %d to %d: %w", size, next-1, err)
 		}
 		if tag.RowsAffected() != 1 {
 			return errDeposed
-		}
-		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", db.chAudit, strconv.FormatInt(next, 10)); err != nil {
-			return err
 		}
 		for i := range seqs {
 			placed = append(placed, seqs[i], idxs[i])

@@ -33,29 +33,41 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 	ok := true
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		ok = true
-		full := make([]float64, len(keys))
-		for i, k := range keys {
-			full[i] = float64(byKey[k].Rate)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO limit_buckets (key, tokens, at) SELECT k, t, $3 FROM unnest($1::text[], $2::float8[]) AS x(k, t)
-			ORDER BY k ON CONFLICT (key) DO NOTHING`, keys, full, ts(now)); err != nil {
+		// The buckets, locked; created full the first time (a second
+		// statement only then).
+		var tokens map[string]float64
+		var ats map[string]string
+		load := func() error {
+			rows, err := tx.Query(ctx, "SELECT key, tokens, at FROM limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE", keys)
+			if err != nil {
+				return err
+			}
+			tokens, ats = map[string]float64{}, map[string]string{}
+			var key, at string
+			var t float64
+			_, err = pgx.ForEachRow(rows, []any{&key, &t, &at}, func() error {
+				r := byKey[key]
+				filled, when := limit.Refill(t, parseTS(at), r, now)
+				tokens[key], ats[key] = filled, ts(when)
+				return nil
+			})
 			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT key, tokens, at FROM limit_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE", keys)
-		if err != nil {
+		if err := load(); err != nil {
 			return err
 		}
-		tokens := map[string]float64{}
-		ats := map[string]string{}
-		var key, at string
-		var t float64
-		if _, err := pgx.ForEachRow(rows, []any{&key, &t, &at}, func() error {
-			r := byKey[key]
-			filled, when := limit.Refill(t, parseTS(at), r, now)
-			tokens[key], ats[key] = filled, ts(when)
-			return nil
-		}); err != nil {
-			return err
+		if len(tokens) < len(keys) {
+			full := make([]float64, len(keys))
+			for i, k := range keys {
+				full[i] = float64(byKey[k].Rate)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO limit_buckets (key, tokens, at) SELECT k, t, $3 FROM unnest($1::text[], $2::float8[]) AS x(k, t)
+				ORDER BY k ON CONFLICT (key) DO NOTHING`, keys, full, ts(now)); err != nil {
+				return err
+			}
+			if err := load(); err != nil {
+				return err
+			}
 		}
 		for i, r := range rates {
 			if k := bucketKey(r); tokens[k] < 1 {
@@ -71,7 +83,7 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 		for i, k := range keys {
 			took[i], when[i] = tokens[k]-1, ats[k]
 		}
-		_, err = tx.Exec(ctx, `UPDATE limit_buckets b SET tokens = x.t, at = x.a FROM unnest($1::text[], $2::float8[], $3::text[]) AS x(k, t, a)
+		_, err := tx.Exec(ctx, `UPDATE limit_buckets b SET tokens = x.t, at = x.a FROM unnest($1::text[], $2::float8[], $3::text[]) AS x(k, t, a)
 			WHERE b.key = x.k`, keys, took, when)
 		return err
 	})
