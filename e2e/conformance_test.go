@@ -78,6 +78,7 @@ type conformance struct {
 }
 
 func TestConformanceOfEveryEntryPoint(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	m := newMCPEnv(t)
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, pol, conformancePolicy)

@@ -26,6 +26,7 @@ rules:
 // counts follow, approvers get no lock control, and another tenant sees
 // nothing.
 func TestConsoleReviews(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	e := newConsoleEnvPolicy(t, reviewsConsolePolicy)
 	env := e.s.clientEnv(e.keys["builder"])
 	reviewOf := func(checkID string) (string, error) {

@@ -243,6 +243,7 @@ func checkAnswerJSON(r result) (checkAnswer, error) {
 // without the CSRF token changes nothing, and an approver of another
 // tenant sees none of it.
 func TestConsoleApprovals(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	e := newConsoleEnv(t)
 	agents := map[string]*agentRun{}
 	var question *agentRun
@@ -386,6 +387,7 @@ func TestConsoleApprovals(t *testing.T) {
 // and resumed from the console, an audit entry's inclusion proof checked in
 // the page, a policy simulation, and keys and locks administered.
 func TestConsolePages(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	e := newConsoleEnv(t)
 	env := e.s.clientEnv(e.keys["builder"])
 	check := func(tool, args string) checkAnswer {
@@ -598,6 +600,7 @@ const decisionScript = "set -euo pipefail\ncd /srv/app\necho \"rotating releases
 // both themes and both viewports; shortcuts can be turned off; new
 // approvals are announced.
 func TestConsoleDecisions(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	e := newConsoleEnvPolicy(t, decisionPolicy)
 	agents := map[string]*agentRun{}
 	scenarios := map[string]struct {

@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +53,15 @@ func TestMain(m *testing.M) {
 	// asked for, allow it 30.
 	if f := flag.Lookup("test.timeout"); f != nil && f.Value.String() == (10*time.Minute).String() {
 		f.Value.Set((30 * time.Minute).String())
+	}
+	// go test itself stops a package's tests 11 minutes in, whatever the
+	// flag above says, so the long tests run side by side: they mostly
+	// wait (on Chromium, Node.js and their own servers; the suite keeps
+	// two cores about a third busy when they run one by one). Unless
+	// another number was asked for, four at a time instead of one per
+	// core.
+	if f := flag.Lookup("test.parallel"); f != nil && f.Value.String() == strconv.Itoa(runtime.GOMAXPROCS(0)) && runtime.GOMAXPROCS(0) < 4 {
+		f.Value.Set("4")
 	}
 	os.Exit(buildAndRun(m))
 }

@@ -19,6 +19,7 @@ import (
 // Inspector takes either form. Through each, allowed calls run and a call
 // that needs an approval is refused naming it, never reaching the server.
 func TestMCPGatewayInspector(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	e := newStatelessEnv(t)
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "mcp-inspector"))
 	env := map[string]string{"REIN_SERVER": e.s.URL, "REIN_KEY": e.keys["builder"]}

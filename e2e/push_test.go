@@ -152,6 +152,7 @@ func (p *testPushService) next(name, want string, d time.Duration) (string, erro
 // to another person's device — the service worker shows it, its link
 // decides it, and the decision takes it away.
 func TestConsolePush(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	ps := newTestPushService(t)
 	cfg := filepath.Join(t.TempDir(), "rein.yaml")
 	writeFile(t, cfg, fmt.Sprintf("push:\n  subject: mailto:ops@example.com\n  services: [%q]\n", ps.srv.URL+"/push/"))

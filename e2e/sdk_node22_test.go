@@ -37,6 +37,7 @@ var sdkNodePackages = map[string]string{
 // on Node.js 22, the release line the package's engines field asks for,
 // whatever Node.js is on PATH.
 func TestSDKTypeScriptNode22(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	node := nodeRelease(t, sdkNode)
 	out, err := exec.Command(node, "--version").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "v"+sdkNode {

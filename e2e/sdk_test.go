@@ -55,6 +55,7 @@ func runSDK(t *testing.T, s *server, agent, approver, dir string, timeout time.D
 // 7 and 6, each a real agent loop with the framework's own scripted model)
 // against a real rein.
 func TestSDKTypeScript(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
 	s, agent, approver := sdkServer(t)
 	files, err := filepath.Glob(filepath.Join(dir, "test", "*.test.js"))
@@ -68,6 +69,7 @@ func TestSDKTypeScript(t *testing.T) {
 // program that uses them with tsc: against the frameworks as installed (AI
 // SDK 7), and the AI SDK adapter against AI SDK 6 (tsconfig.ai6.json).
 func TestSDKTypeScriptTypes(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
 	for _, config := range []string{"tsconfig.json", "tsconfig.ai6.json"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

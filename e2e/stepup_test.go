@@ -32,6 +32,7 @@ rules:
 // the passkey and the vote confirmed with it. Her captured confirmation is
 // refused on another approval, and tampered with.
 func TestStepUpWithPasskeyInChromium(t *testing.T) {
+	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	port := addr[strings.LastIndexByte(addr, ':')+1:]
