@@ -24,9 +24,9 @@ import (
 // asked first, or an approval timed out and must be expired first) is
 // taken out and recorded alone. A check that uses an approval, opens a
 // review or carries a request_id (whose duplicate must be answered with
-// the first record) is recorded alone, as before. When a batch fails for any reason, nothing of
-// it is committed and each of its checks is recorded alone: the batch is
-// only ever a faster way to the same rows.
+// the first record) is recorded alone, as before. When a batch fails for
+// any reason, nothing of it is committed and each of its checks is
+// recorded alone: the batch is only ever a faster way to the same rows.
 
 // batchWorkers is how many batches may be in flight at once on a replica.
 // Sessions are locked in one order by every batch, so batches do not
@@ -362,8 +362,9 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 
 // queueApprovals adds the insert of the approvals the asks among jobs
 // create, in one order (tenant, action), as sessions are locked, so that
-// batches never wait on each other in a cycle. An approval whose action has a pending one already (stored, or
-// earlier in this batch) is left out, and so missing from what it returns.
+// batches never wait on each other in a cycle. An approval whose action
+// has a pending one already (stored, or earlier in this batch) is left
+// out, and so missing from what the insert returns.
 func queueApprovals(b *pgx.Batch, jobs []*batchJob, asks []int) {
 	n := len(asks)
 	ids, tenants, statuses, hashes, agents, sessions, created, expires, bodies :=

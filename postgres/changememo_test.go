@@ -15,22 +15,28 @@ import (
 // the change notification, with room for a loaded machine.
 const keyNotifyBound = 500 * time.Millisecond
 
+// twoReplicas opens two stores on one database, as two replicas would.
+func twoReplicas(t *testing.T) (*DB, *DB) {
+	t.Helper()
+	url := testenv.Postgres(t)
+	var dbs [2]*DB
+	for i := range dbs {
+		db, err := Open(context.Background(), url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	return dbs[0], dbs[1]
+}
+
 // A key remembered by one replica stops authenticating there once another
 // replica revokes it; a key remembered while the listener is down is never
 // served from memory.
 func TestKeyRevokedOnAnotherReplicaStops(t *testing.T) {
-	url := testenv.Postgres(t)
 	ctx := context.Background()
-	a, err := Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoReplicas(t)
 	id := rein.NewID("key")
 	k := &rein.Key{ID: id, Name: "bot", Tenant: "acme", Roles: []rein.Role{rein.RoleAgent}, Groups: []string{},
 		SecretHash: rein.HashSecret("secret-" + id), CreatedAt: time.Now().UTC()}
@@ -87,18 +93,8 @@ func TestKeyRevokedOnAnotherReplicaStops(t *testing.T) {
 // A session seen open by one replica is reported ended there once another
 // replica ends it; while the listener is down nothing is remembered.
 func TestSessionEndedOnAnotherReplicaReachesThisOne(t *testing.T) {
-	url := testenv.Postgres(t)
 	ctx := context.Background()
-	a, err := Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoReplicas(t)
 	sess := rein.NewID("run")
 	at := time.Now().UTC()
 	rec := &rein.CheckRecord{CheckResponse: rein.CheckResponse{ID: rein.NewID("chk"), Decision: rein.Allow, ActionHash: "sha256:x",
