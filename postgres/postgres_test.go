@@ -234,3 +234,52 @@ func TestEscalationsFromBeforeTheColumn(t *testing.T) {
 	exec := func(q string) error { _, err := db.pool.Exec(context.Background(), q); return err }
 	storetest.EscalationsFromBeforeTheColumn(t, db, exec, storetest.MigrationStatement(t, m, "UPDATE approvals"))
 }
+
+// TestFailingIntegratorPauses: an integrator whose moves fail (here a
+// trigger refuses every entry, as a full disk would) competes for the log
+// again only after a pause, instead of taking a new term in a tight loop;
+// once the cause is gone, the waiting entry is placed.
+func TestFailingIntegratorPauses(t *testing.T) {
+	ctx := context.Background()
+	db := open(t)
+	if _, err := db.pool.Exec(ctx, `CREATE FUNCTION refuse_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'no space left (test)'; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.pool.Exec(ctx, "CREATE TRIGGER refuse BEFORE INSERT ON audit_entries FOR EACH ROW EXECUTE FUNCTION refuse_entries()"); err != nil {
+		t.Fatal(err)
+	}
+	term := func() int64 {
+		var n int64
+		if err := db.pool.QueryRow(ctx, "SELECT term FROM audit_head WHERE one = 1").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	size := func() int64 {
+		var n int64
+		if err := db.pool.QueryRow(ctx, "SELECT size FROM audit_head WHERE one = 1").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := size()
+	if _, err := db.pool.Exec(ctx, "INSERT INTO audit_outbox (tenant, kind, head, tail) VALUES ('*', 'x', '\\x7b', '\\x7d')"); err != nil {
+		t.Fatal(err)
+	}
+	start := term()
+	time.Sleep(2500 * time.Millisecond)
+	if n := term() - start; n > 5 {
+		t.Errorf("%d terms taken in 2.5 s by an integrator that fails every move; want a pause between them", n)
+	}
+	if _, err := db.pool.Exec(ctx, "DROP TRIGGER refuse ON audit_entries"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for size() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the entry is not placed once the cause is gone")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
