@@ -715,20 +715,27 @@ func TestBatchInjection(t *testing.T) {
 	}
 }
 
-// TestEscalation: after the rule's delay more people may approve; the
-// escalation is announced once in the audit log; expiry stays a timeout.
-func TestEscalation(t *testing.T) {
-	ctx := context.Background()
+// escalating is a pipeline whose deploys ask group:oncall, escalating as
+// given, on the clock *now.
+func escalating(t *testing.T, escalate string, now *time.Time) *fixture {
 	f := setup(t, `version: 1
 rules:
   - id: deploy
     when: 'tool == "deploy"'
     decision: ask
-    approval: {approvers: ["group:oncall"], ttl: 1h, escalate: [{after: 10m, approvers: ["group:leads"]}]}
+    approval: {approvers: ["group:oncall"], ttl: 1h, escalate: `+escalate+`}
 `)
 	stored(t, f, f.key)
+	f.p.Now = func() time.Time { return *now }
+	return f
+}
+
+// TestEscalation: after the rule's delay more people may approve; the
+// escalation is announced once in the audit log; expiry stays a timeout.
+func TestEscalation(t *testing.T) {
+	ctx := context.Background()
 	now := time.Now()
-	f.p.Now = func() time.Time { return now }
+	f := escalating(t, `[{after: 10m, approvers: ["group:leads"]}]`, &now)
 	lead := approver("lead1", "leads")
 	ask := f.check(t, "deploy", `{}`)
 	if _, err := f.p.Vote(ctx, lead, ask.Approval.ID, approval.Approve, "", nil); rein.ErrorCode(err) != rein.ECodeForbidden {
@@ -994,16 +1001,8 @@ func TestArgumentsWithKeysThatDifferOnlyInCase(t *testing.T) {
 // many newer ones are pending, and the sweep reads only what is due.
 func TestEscalationAmongManyPending(t *testing.T) {
 	ctx := context.Background()
-	f := setup(t, `version: 1
-rules:
-  - id: deploy
-    when: 'tool == "deploy"'
-    decision: ask
-    approval: {approvers: ["group:oncall"], ttl: 1h, escalate: [{after: 10m, approvers: ["group:leads"]}, {after: 20m, approvers: ["group:vp"]}]}
-`)
-	stored(t, f, f.key)
 	now := time.Now()
-	f.p.Now = func() time.Time { return now }
+	f := escalating(t, `[{after: 10m, approvers: ["group:leads"]}, {after: 20m, approvers: ["group:vp"]}]`, &now)
 	first := f.check(t, "deploy", `{"n":0}`)
 	now = now.Add(time.Minute)
 	const newer = 600

@@ -28,22 +28,29 @@ type Set struct {
 	Global  *Policy
 	Tenant  *Policy
 	Version string
+	// sessionFree: no rule of either tier reads the session (set by
+	// NewSet; a Set made otherwise is taken to read it).
+	sessionFree bool
 }
 
 // NewSet combines tiers. Either may be nil; with both nil the set is nil and
 // every check is denied ("no policy loaded"). The version of a set with one
 // tier is that tier's version; with two it is "sha256:" of both versions.
 func NewSet(global, tenant *Policy) *Set {
+	var s *Set
 	switch {
 	case global == nil && tenant == nil:
 		return nil
 	case tenant == nil:
-		return &Set{Global: global, Version: global.Version}
+		s = &Set{Global: global, Version: global.Version}
 	case global == nil:
-		return &Set{Tenant: tenant, Version: tenant.Version}
+		s = &Set{Tenant: tenant, Version: tenant.Version}
+	default:
+		sum := sha256.Sum256([]byte(global.Version + "\n" + tenant.Version))
+		s = &Set{Global: global, Tenant: tenant, Version: "sha256:" + hex.EncodeToString(sum[:])}
 	}
-	sum := sha256.Sum256([]byte(global.Version + "\n" + tenant.Version))
-	return &Set{Global: global, Tenant: tenant, Version: "sha256:" + hex.EncodeToString(sum[:])}
+	s.sessionFree = !s.anyRuleReadsSession()
+	return s
 }
 
 // Tools returns the tool specs of both tiers: a tenant may add classifiers, never remove one.
@@ -105,11 +112,11 @@ func TierProblems(global, tenant *Policy) Problems {
 
 // ReadsSession reports whether a rule of the set reads the session
 // variable (its counters, repeats or id). When none does, a check needs
-// only to know whether its session has ended.
-func (s *Set) ReadsSession() bool {
-	if s == nil {
-		return true
-	}
+// only to know whether its session has ended. It is worked out once, when
+// the set is made.
+func (s *Set) ReadsSession() bool { return s == nil || !s.sessionFree }
+
+func (s *Set) anyRuleReadsSession() bool {
 	for _, t := range s.tiers() {
 		for _, r := range t.policy.Rules {
 			if r.readsSession {

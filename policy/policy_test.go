@@ -454,6 +454,7 @@ func TestReadsSession(t *testing.T) {
 		{"global tier", NewSet(compile(`  - {id: b, when: 'session.tainted', decision: deny}`+"\n"), plain), true},
 		{"tenant tier", NewSet(plain, compile(`  - {id: b, when: 'session.denials > 1', decision: deny}`+"\n")), true},
 		{"no policy", nil, true},
+		{"made without NewSet", &Set{Global: plain}, true},
 	} {
 		if got := tc.set.ReadsSession(); got != tc.want {
 			t.Errorf("%s: ReadsSession() = %v, want %v", tc.name, got, tc.want)
