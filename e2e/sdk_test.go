@@ -69,7 +69,8 @@ func TestSDKTypeScript(t *testing.T) {
 // program that uses them with tsc: against the frameworks as installed (AI
 // SDK 7), and the AI SDK adapter against AI SDK 6 (tsconfig.ai6.json).
 func TestSDKTypeScriptTypes(t *testing.T) {
-	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
+	// Not side by side with the others: tsc keeps a core busy for most of
+	// a minute, and under the parallel browser tests it ran past its limit.
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
 	for _, config := range []string{"tsconfig.json", "tsconfig.ai6.json"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
