@@ -279,8 +279,8 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 		return false
 	}
 	failed := false
-	db.leading.set(true)
-	defer db.leading.set(false)
+	db.leading.term.Store(term)
+	defer db.leading.term.Store(0)
 	db.log.Info("integrating the audit log", "term", term)
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()

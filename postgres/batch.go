@@ -49,13 +49,17 @@ type batchJob struct {
 	done         chan batchDone
 }
 
-// batchDone answers a job: the index waiters of its first and last outbox
-// rows (registered before the commit), or an error. errAlone asks the
-// caller to record the check by itself.
+// batchDone answers a job: the index of its first audit entry when the
+// batch placed its entries in the log itself (placed), or else the index
+// waiters of its first and last outbox rows (registered before the
+// commit); or an error. errAlone asks the caller to record the check by
+// itself.
 type batchDone struct {
-	seqs  []int64
-	chans []chan int64
-	err   error
+	placed bool
+	first  int64
+	seqs   []int64
+	chans  []chan int64
+	err    error
 }
 
 var (
@@ -96,6 +100,9 @@ func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body str
 	}
 	if d.err != nil {
 		return -1, d.err
+	}
+	if d.placed {
+		return d.first, nil
 	}
 	return db.awaitPlaced(ctx, d.seqs, d.chans)
 }
@@ -145,8 +152,13 @@ func (db *DB) recordBatch(ctx context.Context, batch []*batchJob) {
 	}
 	var answers []batchDone
 	var err error
+	term := db.leading.term.Load() // this replica integrates: place the entries directly
 	for len(live) > 0 {
-		answers, err = db.writeBatch(ctx, live)
+		answers, err = db.writeBatch(ctx, live, term)
+		if term > 0 && errors.Is(err, errDeposed) {
+			term = 0 // another replica integrates now: through the outbox
+			continue
+		}
 		var pending pendingApprovals
 		if !errors.As(err, &pending) {
 			break
@@ -187,10 +199,19 @@ func (p pendingApprovals) Error() string {
 	return fmt.Sprintf("%d checks of the batch ask about an action with a pending approval", len(p))
 }
 
-// writeBatch runs the batch's transaction. On success every job's first
-// and last outbox rows are registered with the index waiters (before the
-// commit, so that no integration passes them by).
-func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, error) {
+// writeBatch runs the batch's transaction. With term 0 the entries go to
+// the outbox, and on success every job's first and last outbox rows are
+// registered with the index waiters (before the commit, so that no
+// integration passes them by). With the term in which this replica
+// integrates, the batch places its entries in the log itself, as the
+// integrator would (the head locked, the entries written at the next
+// indexes, the head moved on with a compare-and-set of size and term),
+// and each job learns its index at commit: one transaction per batch
+// instead of two, and each entry written once. The head is locked after
+// the sessions and approvals, so a batch holds it only for its last round
+// trip and its commit; a batch that finds another term in the head
+// returns errDeposed, having changed nothing.
+func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob, term int64) ([]batchDone, error) {
 	// The sessions the batch touches, in one order (tenant, id): every
 	// batch locks them in this order.
 	type sessionKey struct{ tenant, id string }
@@ -198,7 +219,8 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 	seen := map[sessionKey]bool{}
 	var tenants, kinds []string
 	var heads, tails [][]byte
-	var asks []int // the jobs that create an approval
+	var encs []*rein.EntryEncoding // every entry of the batch, in order
+	var asks []int                 // the jobs that create an approval
 	for i, j := range jobs {
 		if j.created != nil {
 			asks = append(asks, i)
@@ -210,6 +232,7 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 		for _, x := range j.encs {
 			h, t := x.Parts()
 			tenants, kinds, heads, tails = append(tenants, x.Tenant), append(kinds, x.Kind), append(heads, h), append(tails, t)
+			encs = append(encs, x)
 		}
 	}
 	sort.Slice(keys, func(a, b int) bool {
@@ -240,14 +263,23 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO sessions AS s (tenant, id, record) SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2
 			ON CONFLICT (tenant, id) DO UPDATE SET record = s.record RETURNING s.tenant, s.id, s.record`, sTenants, sIDs, fresh)
-		b.Queue(`INSERT INTO audit_outbox (tenant, kind, head, tail)
+		if term == 0 {
+			b.Queue(`INSERT INTO audit_outbox (tenant, kind, head, tail)
 			SELECT t, k, h, tl FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[]) WITH ORDINALITY AS x(t, k, h, tl, n) ORDER BY n
 			RETURNING seq`, tenants, kinds, heads, tails)
+		}
 		if len(asks) > 0 {
 			queueApprovals(b, jobs, asks)
 		}
+		if term > 0 {
+			// Outbox numbers without outbox rows (checks and entries refer
+			// to each other by them), then the head, locked.
+			b.Queue(`SELECT nextval('audit_outbox_seq_seq') FROM generate_series(1, $1::int)`, len(encs))
+			b.Queue(`SELECT size, term FROM audit_head WHERE one = 1 FOR UPDATE`)
+		}
 		res := tx.SendBatch(ctx, b)
 		sessions := map[sessionKey]*rein.Session{}
+		var size, headTerm int64
 		seqs, err := func() ([]int64, error) {
 			defer res.Close()
 			rows, err := res.Query()
@@ -272,24 +304,43 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 			if err := rows.Err(); err != nil {
 				return nil, fmt.Errorf("lock sessions: %w", err)
 			}
-			rows, err = res.Query()
-			if err != nil {
-				return nil, fmt.Errorf("add audit entries to the outbox: %w", err)
+			var seqs []int64
+			if term == 0 {
+				rows, err = res.Query()
+				if err != nil {
+					return nil, fmt.Errorf("add audit entries to the outbox: %w", err)
+				}
+				if seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+					return nil, fmt.Errorf("add audit entries to the outbox: %w", err)
+				}
 			}
-			seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-			if err != nil || len(asks) == 0 {
-				return seqs, err
+			if len(asks) > 0 {
+				rows, err = res.Query()
+				if err != nil {
+					return nil, fmt.Errorf("insert approvals: %w", err)
+				}
+				inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					return nil, fmt.Errorf("insert approvals: %w", err)
+				}
+				if len(inserted) < len(asks) {
+					return nil, notInserted(jobs, asks, inserted)
+				}
 			}
-			rows, err = res.Query()
-			if err != nil {
-				return nil, fmt.Errorf("insert approvals: %w", err)
-			}
-			inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return nil, fmt.Errorf("insert approvals: %w", err)
-			}
-			if len(inserted) < len(asks) {
-				return nil, notInserted(jobs, asks, inserted)
+			if term > 0 {
+				rows, err = res.Query()
+				if err != nil {
+					return nil, fmt.Errorf("number audit entries: %w", err)
+				}
+				if seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+					return nil, fmt.Errorf("number audit entries: %w", err)
+				}
+				if err := res.QueryRow().Scan(&size, &headTerm); err != nil {
+					return nil, fmt.Errorf("lock the audit log's head: %w", err)
+				}
+				if headTerm != term {
+					return nil, errDeposed
+				}
 			}
 			return seqs, nil
 		}()
@@ -312,12 +363,16 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 		for i, j := range jobs {
 			r := j.rec
 			mine := seqs[at : at+len(j.encs)]
-			at += len(j.encs)
 			firsts[i] = mine[0]
-			answers[i].seqs = []int64{mine[0]}
-			if len(mine) > 1 {
-				answers[i].seqs = append(answers[i].seqs, mine[len(mine)-1])
+			if term > 0 {
+				answers[i] = batchDone{placed: true, first: size + int64(at)}
+			} else {
+				answers[i].seqs = []int64{mine[0]}
+				if len(mine) > 1 {
+					answers[i].seqs = append(answers[i].seqs, mine[len(mine)-1])
+				}
 			}
+			at += len(j.encs)
 			ids[i], cTenants[i], keyIDs[i], agents[i], cSessions[i] = r.ID, r.Tenant, r.KeyID, r.Check.Agent, r.Check.Session
 			tools[i], decisions[i], hashes[i], created[i], bodies[i] = r.Check.Tool, string(r.Decision), r.ActionHash, ts(r.CreatedAt), j.body
 			if r.Check.Session != "" {
@@ -338,8 +393,36 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob) ([]batchDone, er
 			ids, cTenants, keyIDs, agents, cSessions, tools, decisions, hashes, created, firsts, bodies)
 		b.Queue(`UPDATE sessions s SET record = k.r FROM unnest($1::text[], $2::text[], $3::text[]) AS k(t, i, r)
 			WHERE s.tenant = k.t AND s.id = k.i`, sTenants, sIDs, sBodies)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if term > 0 {
+			idxs, bodies := make([]int64, len(encs)), make([][]byte, len(encs))
+			for k, x := range encs {
+				idxs[k] = size + int64(k)
+				bodies[k] = x.At(idxs[k])
+			}
+			next := size + int64(len(encs))
+			b.Queue(`INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq)
+				SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::bigint[])`,
+				idxs, tenants, kinds, bodies, seqs)
+			b.Queue(`UPDATE audit_head SET size = $1 WHERE one = 1 AND size = $2 AND term = $3`, next, size, term)
+		}
+		res = tx.SendBatch(ctx, b)
+		var moved int64
+		for range b.Len() {
+			tag, err := res.Exec()
+			if err != nil {
+				res.Close()
+				return fmt.Errorf("insert checks: %w", err)
+			}
+			moved = tag.RowsAffected() // the last: the head
+		}
+		if err := res.Close(); err != nil {
 			return fmt.Errorf("insert checks: %w", err)
+		}
+		if term > 0 {
+			if moved != 1 {
+				return errDeposed
+			}
+			return nil
 		}
 		for i := range answers {
 			for _, seq := range answers[i].seqs {

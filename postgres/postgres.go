@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,7 +49,7 @@ type DB struct {
 	idx  indexWaiters // writers waiting for their entries' indexes
 	subs subscribers  // receivers of change notifications
 
-	leading atomicBool // this process is the integrator
+	leading leadership // whether, and in which term, this process is the integrator
 	sealMu  sync.Mutex
 	seal    func(context.Context) error // run by the integrator every second
 
@@ -397,13 +398,11 @@ func notFound(err error) error {
 	return err
 }
 
-type atomicBool struct {
-	mu sync.Mutex
-	v  bool
-}
+// leadership is the term in which this process integrates the audit log,
+// 0 while it does not.
+type leadership struct{ term atomic.Int64 }
 
-func (b *atomicBool) set(v bool) { b.mu.Lock(); b.v = v; b.mu.Unlock() }
-func (b *atomicBool) get() bool  { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
+func (l *leadership) get() bool { return l.term.Load() > 0 }
 
 // Leading reports whether this process is the audit log's integrator now.
 func (db *DB) Leading() bool { return db.leading.get() }
