@@ -30,6 +30,14 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 	}
 	sort.Strings(keys) // rows are locked in one order: no deadlocks
 	verdicts := make([]limit.Verdict, len(rates))
+	// An empty bucket is seen without a lock: the answer is the same, since
+	// until it refills only a refund can add a token (and a refund that
+	// commits after this read is one that came after this check). An agent
+	// that keeps calling once it is throttled then costs one read per
+	// call, not a transaction that locks rows and waits for a commit.
+	if exceeded, err := db.emptyBuckets(ctx, keys, byKey, rates, now, verdicts); err != nil || exceeded {
+		return false, verdicts, err
+	}
 	ok := true
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		ok = true
@@ -91,6 +99,33 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 		return false, nil, err
 	}
 	return ok, verdicts, nil
+}
+
+// emptyBuckets reads the buckets without locking them and reports
+// whether one of them has no token now, with the verdicts; false when
+// every bucket has a token or one does not exist yet.
+func (db *DB) emptyBuckets(ctx context.Context, keys []string, byKey map[string]limit.Rate, rates []limit.Rate, now time.Time, verdicts []limit.Verdict) (bool, error) {
+	rows, err := db.pool.Query(ctx, "SELECT key, tokens, at FROM limit_buckets WHERE key = ANY($1)", keys)
+	if err != nil {
+		return false, err
+	}
+	tokens := map[string]float64{}
+	var key, at string
+	var t float64
+	if _, err := pgx.ForEachRow(rows, []any{&key, &t, &at}, func() error {
+		tokens[key], _ = limit.Refill(t, parseTS(at), byKey[key], now)
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	exceeded := false
+	for i, r := range rates {
+		if left, ok := tokens[bucketKey(r)]; ok && left < 1 {
+			exceeded = true
+			verdicts[i] = limit.Exceeded(left, r)
+		}
+	}
+	return exceeded, nil
 }
 
 // RefundTokens gives one token back to each rate's bucket.

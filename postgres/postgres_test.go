@@ -197,6 +197,44 @@ func TestSharedLimitsAreExact(t *testing.T) {
 	}
 }
 
+// TestEmptyBucketAnsweredWithoutLock: a check whose bucket is empty is
+// answered from a plain read, even while another check holds the bucket's
+// row locked; one whose bucket has tokens still takes the lock and waits.
+func TestEmptyBucketAnsweredWithoutLock(t *testing.T) {
+	ctx := context.Background()
+	db := open(t)
+	now := time.Now()
+	empty := limit.Rate{Key: "empty", Rate: 1, Per: time.Hour}
+	full := limit.Rate{Key: "full", Rate: 100, Per: time.Hour}
+	if ok, _, err := db.ReserveTokens(ctx, []limit.Rate{empty, full}, now); !ok || err != nil {
+		t.Fatalf("first reservation: %v %v", ok, err)
+	}
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM limit_buckets FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ok, v, err := db.ReserveTokens(short, []limit.Rate{full, empty}, now)
+	if err != nil || ok || !v[1].Exceeded || v[0].Exceeded || v[1].RetryAfter <= 0 {
+		t.Fatalf("empty bucket while locked: ok %v, verdicts %+v, err %v; want exceeded at once", ok, v, err)
+	}
+	shorter, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel2()
+	if ok, _, err := db.ReserveTokens(shorter, []limit.Rate{full}, now); ok || err == nil {
+		t.Fatalf("a bucket with tokens, locked by another check: ok %v, err %v; want it to wait for the lock", ok, err)
+	}
+	tx.Rollback(ctx)
+	var tokens float64
+	if err := db.pool.QueryRow(ctx, "SELECT tokens FROM limit_buckets WHERE key = $1", bucketKey(full)).Scan(&tokens); err != nil || tokens != 99 {
+		t.Errorf("full bucket holds %v tokens (%v); want 99: neither refused reservation took one", tokens, err)
+	}
+}
+
 // TestSignOuts: a signed-out console session stays refused until its time;
 // rows past their time are dropped by the next sign-out.
 func TestSignOuts(t *testing.T) {
