@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,4 +157,39 @@ func TestEscalationsFromBeforeTheColumn(t *testing.T) {
 		return db.tx(context.Background(), func(tx *wtx) error { _, err := tx.ExecContext(context.Background(), q); return err })
 	}
 	storetest.EscalationsFromBeforeTheColumn(t, db, exec, storetest.MigrationStatement(t, m, "UPDATE approvals"))
+}
+
+// TestWALStartsAgainUnderContinuousWrites: the writer never checkpoints
+// after its commits; the checkpointer copies the WAL on its own connection
+// and the writer copies the tail between batches, so that under writes
+// that never pause the WAL still starts again from its beginning (and its
+// file stops growing), and nothing written is lost.
+func TestWALStartsAgainUnderContinuousWrites(t *testing.T) {
+	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
+	checkpointEvery = 50 * time.Millisecond
+	db := open(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var written atomic.Int64
+	stop := time.Now().Add(1500 * time.Millisecond)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				if err := db.Append(ctx, entry(rein.KindServerStarted)); err != nil {
+					t.Error(err)
+					return
+				}
+				written.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := db.restarts.Load(); n < 2 {
+		t.Errorf("the WAL started again %d times in 1.5 s of continuous writes with a checkpoint every 50 ms; want at least 2", n)
+	}
+	if size, hashed, err := db.AuditSize(ctx); err != nil || size != written.Load() {
+		t.Errorf("%d entries (%d hashed, %v) after %d appends", size, hashed, err, written.Load())
+	}
 }
