@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/storetest"
 )
 
@@ -192,4 +197,55 @@ func TestWALStartsAgainUnderContinuousWrites(t *testing.T) {
 	if size, hashed, err := db.AuditSize(ctx); err != nil || size != written.Load() {
 		t.Errorf("%d entries (%d hashed, %v) after %d appends", size, hashed, err, written.Load())
 	}
+}
+
+// TestSealAcrossChunks: the sealer hashes and stores the tree in chunks;
+// a checkpoint over several chunks, and one sealed later from the middle
+// of a chunk, have the root of the whole log computed from its entries
+// alone.
+func TestSealAcrossChunks(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	skey, vkey, err := note.GenerateKey(rand.Reader, "rein/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, _ := note.NewSigner(skey)
+	verifier, _ := note.NewVerifier(vkey)
+	sealer := &audit.Sealer{Store: db, Origin: "rein/test", Signer: signer, Known: note.VerifierList(verifier), Now: time.Now}
+	add := func(n int) {
+		for range n {
+			if err := db.Append(ctx, entry(rein.KindServerStarted)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func() {
+		t.Helper()
+		c, err := sealer.Seal(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := db.Entries(ctx, 0, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree := &audit.Tree{}
+		for _, e := range es {
+			if err := tree.AppendLeaf(tlog.RecordHash(e.Bytes)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		root, err := tree.Root(tree.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Size != int64(len(es)) || c.Root != root {
+			t.Fatalf("checkpoint at %d with root %x; the log has %d entries with root %x", c.Size, c.Root, len(es), root)
+		}
+	}
+	add(3*512 + 7)
+	check()
+	add(700)
+	check()
 }
