@@ -411,12 +411,12 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob, term int64) ([]b
 			tag, err := res.Exec()
 			if err != nil {
 				res.Close()
-				return fmt.Errorf("insert checks: %w", err)
+				return fmt.Errorf("write the checks, sessions and entries: %w", err)
 			}
-			moved = tag.RowsAffected() // the last: the head
+			moved = tag.RowsAffected() // of the last statement: the head, when placing
 		}
 		if err := res.Close(); err != nil {
-			return fmt.Errorf("insert checks: %w", err)
+			return fmt.Errorf("write the checks, sessions and entries: %w", err)
 		}
 		if term > 0 {
 			if moved != 1 {
