@@ -237,7 +237,7 @@ func (db *DB) writer() {
 // connection while the writer goes on committing (a PASSIVE checkpoint:
 // it takes no lock that writers or readers wait for). The frames the writer
 // appended meanwhile are then copied by the writer itself, between two
-// batches: a few hundred pages, a millisecond or two. After that the whole
+// batches: a few hundred pages, not a second's worth. After that the whole
 // WAL is in the database, and the writer's next transaction starts the WAL
 // again from its beginning, so the file does not grow without bound (a
 // WAL is only restarted by a writer that begins while it is fully copied,
