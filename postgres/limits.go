@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,11 +35,23 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 	// until it refills only a refund can add a token (and a refund that
 	// commits after this read is one that came after this check). An agent
 	// that keeps calling once it is throttled then costs one read per
-	// call, not a transaction that locks rows and waits for a commit.
-	if exceeded, err := db.emptyBuckets(ctx, keys, byKey, rates, now, verdicts); err != nil || exceeded {
-		return false, verdicts, err
+	// call, not a transaction that locks rows and waits for a commit. The
+	// read is made only for a bucket this replica saw empty and not yet
+	// refilled since, so a check whose buckets have tokens costs nothing
+	// more.
+	if db.empty.seen(keys, now) {
+		exceeded, err := db.emptyBuckets(ctx, keys, byKey, rates, now, verdicts)
+		if err != nil {
+			return false, nil, err
+		}
+		if exceeded {
+			db.empty.saw(rates, verdicts, now)
+			return false, verdicts, nil
+		}
+		db.empty.forget(keys) // refunded, or refilled sooner than seen
 	}
 	ok := true
+	var left map[string]float64 // tokens before this reservation took one
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		ok = true
 		// The buckets, locked; created full the first time (a second
@@ -91,6 +104,7 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 		for i, k := range keys {
 			took[i], when[i] = tokens[k]-1, ats[k]
 		}
+		left = tokens
 		_, err := tx.Exec(ctx, `UPDATE limit_buckets b SET tokens = x.t, at = x.a FROM unnest($1::text[], $2::float8[], $3::text[]) AS x(k, t, a)
 			WHERE b.key = x.k`, keys, took, when)
 		return err
@@ -98,7 +112,62 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 	if err != nil {
 		return false, nil, err
 	}
-	return ok, verdicts, nil
+	if !ok {
+		db.empty.saw(rates, verdicts, now)
+		return false, verdicts, nil
+	}
+	// A bucket this reservation emptied is seen empty from now on.
+	emptied := make([]limit.Verdict, len(rates))
+	for i, r := range rates {
+		if t := left[bucketKey(r)] - 1; t < 1 {
+			emptied[i] = limit.Exceeded(t, r)
+		}
+	}
+	db.empty.saw(rates, emptied, now)
+	return true, verdicts, nil
+}
+
+// emptySeen remembers the buckets this replica found without a token, and
+// when each will have one again (as far as it could tell then).
+type emptySeen struct {
+	mu    sync.Mutex
+	until map[string]time.Time // by bucket key
+}
+
+// maxEmptySeen bounds the buckets remembered; past it, all are forgotten
+// (which only costs a transaction where a read would have done).
+const maxEmptySeen = 10000
+
+func (e *emptySeen) saw(rates []limit.Rate, verdicts []limit.Verdict, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.until == nil || len(e.until) >= maxEmptySeen {
+		e.until = map[string]time.Time{}
+	}
+	for i, r := range rates {
+		if verdicts[i].Exceeded {
+			e.until[bucketKey(r)] = now.Add(verdicts[i].RetryAfter)
+		}
+	}
+}
+
+func (e *emptySeen) seen(keys []string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, k := range keys {
+		if t, ok := e.until[k]; ok && now.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *emptySeen) forget(keys []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, k := range keys {
+		delete(e.until, k)
+	}
 }
 
 // emptyBuckets reads the buckets without locking them and reports

@@ -59,6 +59,7 @@ type DB struct {
 	outboxSent chan struct{}         // a write added to the outbox: tell the integrator elsewhere
 	keys       changeMemo[*rein.Key] // active keys by secret hash (changememo.go)
 	open       changeMemo[struct{}]  // sessions known not to have ended, by tenant and id
+	empty      emptySeen             // rate-limit buckets seen without a token (limits.go)
 	stop       context.CancelFunc
 	wg         sync.WaitGroup
 }

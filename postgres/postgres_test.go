@@ -197,9 +197,10 @@ func TestSharedLimitsAreExact(t *testing.T) {
 	}
 }
 
-// TestEmptyBucketAnsweredWithoutLock: a check whose bucket is empty is
-// answered from a plain read, even while another check holds the bucket's
-// row locked; one whose bucket has tokens still takes the lock and waits.
+// TestEmptyBucketAnsweredWithoutLock: a check whose bucket is empty (as
+// this replica saw it) is answered from a plain read, even while another
+// check holds the bucket's row locked; one whose bucket has tokens still
+// takes the lock and waits.
 func TestEmptyBucketAnsweredWithoutLock(t *testing.T) {
 	ctx := context.Background()
 	db := open(t)
@@ -208,6 +209,15 @@ func TestEmptyBucketAnsweredWithoutLock(t *testing.T) {
 	full := limit.Rate{Key: "full", Rate: 100, Per: time.Hour}
 	if ok, _, err := db.ReserveTokens(ctx, []limit.Rate{empty, full}, now); !ok || err != nil {
 		t.Fatalf("first reservation: %v %v", ok, err)
+	}
+	// The read is made only for buckets this replica saw empty, until
+	// they refill: a check whose buckets have tokens goes straight to the
+	// locked reservation.
+	if !db.empty.seen([]string{bucketKey(empty)}, now) || db.empty.seen([]string{bucketKey(empty)}, now.Add(2*time.Hour)) {
+		t.Error("the bucket this reservation emptied is not remembered as empty until it refills")
+	}
+	if db.empty.seen([]string{bucketKey(full)}, now) {
+		t.Error("a bucket with tokens is remembered as empty")
 	}
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
