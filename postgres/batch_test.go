@@ -39,13 +39,8 @@ func TestIntegratingReplicaPlacesItsBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	outboxRows := func() int {
-		var n int
-		if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM outbox_rows").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	outboxRows := func() int { return queryOne[int](t, db, "SELECT count(*) FROM outbox_rows") }
+	headSize := func() int64 { return queryOne[int64](t, db, "SELECT size FROM audit_head WHERE one = 1") }
 	record := func(id string) *rein.CheckRecord {
 		return &rein.CheckRecord{CheckResponse: rein.CheckResponse{ID: id, Decision: rein.Allow, Reason: "r", ActionHash: "sha256:" + id,
 			Args: json.RawMessage(`{"a":1}`), Risk: []string{}},
@@ -89,9 +84,8 @@ func TestIntegratingReplicaPlacesItsBatches(t *testing.T) {
 				t.Fatalf("position %d of the log holds index %d", i, e.Index)
 			}
 		}
-		var size int64
-		if err := db.pool.QueryRow(ctx, "SELECT size FROM audit_head WHERE one = 1").Scan(&size); err != nil || size != int64(len(es)) {
-			t.Fatalf("head size %d (%v), %d entries", size, err, len(es))
+		if size := headSize(); size != int64(len(es)) {
+			t.Fatalf("head size %d, %d entries", size, len(es))
 		}
 		seen := map[int64]string{}
 		for _, rec := range all {
@@ -119,10 +113,7 @@ func TestIntegratingReplicaPlacesItsBatches(t *testing.T) {
 	}
 
 	// A batch in a term that is not the head's changes nothing.
-	var size int64
-	if err := db.pool.QueryRow(ctx, "SELECT size FROM audit_head WHERE one = 1").Scan(&size); err != nil {
-		t.Fatal(err)
-	}
+	size := headSize()
 	stale := record("chk_stale_0")
 	encs, err := rein.EncodeEntries(entry(stale))
 	if err != nil {

@@ -29,6 +29,16 @@ func open(t *testing.T) *DB {
 	return db
 }
 
+// queryOne runs a query for one value.
+func queryOne[T any](t *testing.T, db *DB, q string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := db.pool.QueryRow(context.Background(), q, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
 // TestConformance runs the store conformance suite (package storetest).
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) rein.Store { return open(t) })
@@ -239,9 +249,8 @@ func TestEmptyBucketAnsweredWithoutLock(t *testing.T) {
 		t.Fatalf("a bucket with tokens, locked by another check: ok %v, err %v; want it to wait for the lock", ok, err)
 	}
 	tx.Rollback(ctx)
-	var tokens float64
-	if err := db.pool.QueryRow(ctx, "SELECT tokens FROM limit_buckets WHERE key = $1", bucketKey(full)).Scan(&tokens); err != nil || tokens != 99 {
-		t.Errorf("full bucket holds %v tokens (%v); want 99: neither refused reservation took one", tokens, err)
+	if tokens := queryOne[float64](t, db, "SELECT tokens FROM limit_buckets WHERE key = $1", bucketKey(full)); tokens != 99 {
+		t.Errorf("full bucket holds %v tokens; want 99: neither refused reservation took one", tokens)
 	}
 }
 
@@ -297,20 +306,8 @@ func TestFailingIntegratorPauses(t *testing.T) {
 	if _, err := db.pool.Exec(ctx, "CREATE TRIGGER refuse BEFORE INSERT ON audit_entries FOR EACH ROW EXECUTE FUNCTION refuse_entries()"); err != nil {
 		t.Fatal(err)
 	}
-	term := func() int64 {
-		var n int64
-		if err := db.pool.QueryRow(ctx, "SELECT term FROM audit_head WHERE one = 1").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	size := func() int64 {
-		var n int64
-		if err := db.pool.QueryRow(ctx, "SELECT size FROM audit_head WHERE one = 1").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	term := func() int64 { return queryOne[int64](t, db, "SELECT term FROM audit_head WHERE one = 1") }
+	size := func() int64 { return queryOne[int64](t, db, "SELECT size FROM audit_head WHERE one = 1") }
 	before := size()
 	if _, err := db.pool.Exec(ctx, "INSERT INTO audit_outbox (tenant, kind, head, tail) VALUES ('*', 'x', '\\x7b', '\\x7d')"); err != nil {
 		t.Fatal(err)
