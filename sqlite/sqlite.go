@@ -7,9 +7,11 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -42,7 +44,8 @@ type DB struct {
 	ckpt        *sql.DB       // the checkpointer's connection
 	ckptStopped chan struct{} // closed when the checkpointer has exited
 	tail        chan struct{} // the checkpointer asks the writer to copy the WAL's tail
-	restarts    atomic.Int64  // times the WAL was seen to start again from its beginning
+	restarts    atomic.Int64  // times the checkpointer saw the WAL start again from its beginning
+	path        string        // the database file
 }
 
 var _ rein.Store = (*DB)(nil)
@@ -74,7 +77,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8) // kept open: a new connection reads the schema and re-prepares statements
 	db := &DB{write: w, read: newReadPool(r), ckpt: c, jobs: make(chan *job, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{}),
-		ckptStopped: make(chan struct{}), tail: make(chan struct{}, 1), memo: newMemo()}
+		ckptStopped: make(chan struct{}), tail: make(chan struct{}, 1), memo: newMemo(), path: path}
 	go db.writer()
 	go db.checkpointer(checkpointEvery)
 	if err := db.migrate(ctx); err != nil {
@@ -191,7 +194,7 @@ func (db *DB) writer() {
 			continue
 		case <-db.tail:
 			w.tailPending = true
-			w.checkpointTail(db)
+			w.checkpointTail()
 			continue
 		case first = <-db.jobs:
 		case <-db.stop:
@@ -223,7 +226,7 @@ func (db *DB) writer() {
 		default:
 		}
 		if w.tailPending {
-			w.checkpointTail(db)
+			w.checkpointTail()
 		}
 	}
 }
@@ -234,17 +237,26 @@ func (db *DB) writer() {
 // of milliseconds once a second under load, which set the 99th percentile
 // of latency. So the writer never checkpoints by itself (autocheckpoint
 // off). Every checkpointEvery, the checkpointer copies the WAL on its own
-// connection while the writer goes on committing (a PASSIVE checkpoint:
-// it takes no lock that writers or readers wait for). The frames the writer
-// appended meanwhile are then copied by the writer itself, between two
-// batches: a few hundred pages, not a second's worth. After that the whole
-// WAL is in the database, and the writer's next transaction starts the WAL
-// again from its beginning, so the file does not grow without bound (a
-// WAL is only restarted by a writer that begins while it is fully copied,
-// which under continuous load never happens by itself). Each page is copied
-// about once per checkpointEvery however often it changed, as with the
-// earlier threshold of 10,000 pages.
+// connection while the writer goes on committing (a PASSIVE checkpoint
+// takes no lock that writers or readers wait for): first the bulk, then
+// again what the writer appended during the last copy, until a copy finds
+// little left, and then it makes the database file durable itself (SQLite
+// syncs the file only after a copy that reached the WAL's end, which a
+// reader still reading an older part of it prevents; the writer would
+// otherwise sync a second's worth of copied pages). The few frames
+// appended since are then copied by the writer itself, between two
+// batches. After that the whole WAL is in the database, and the writer's
+// next transaction starts the WAL again from its beginning, so the file
+// does not grow without bound (a WAL is only restarted by a writer that
+// begins while it is fully copied, which under continuous load never
+// happens by itself). Each page is copied about once per checkpointEvery
+// however often it changed, as with the earlier threshold of 10,000 pages.
 var checkpointEvery = time.Second
+
+const (
+	checkpointPasses = 4   // copies per checkpoint before the writer's own
+	tailFrames       = 256 // a copy of fewer frames than this ends them
+)
 
 // checkpointer copies the WAL into the database every period, and then
 // asks the writer to copy what it appended meanwhile.
@@ -252,6 +264,7 @@ func (db *DB) checkpointer(period time.Duration) {
 	defer close(db.ckptStopped)
 	t := time.NewTicker(period)
 	defer t.Stop()
+	seq, _ := db.walSequence()
 	for {
 		select {
 		case <-db.stop:
@@ -259,8 +272,25 @@ func (db *DB) checkpointer(period time.Duration) {
 		case <-t.C:
 		}
 		var busy, frames, copied int
-		if err := db.ckpt.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil || frames <= 0 {
+		for pass := 0; pass < checkpointPasses; pass++ {
+			before := copied
+			if err := db.ckpt.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+				frames = 0
+				break
+			}
+			if frames <= 0 || copied-before < tailFrames {
+				break
+			}
+		}
+		if n, err := db.walSequence(); err == nil && n != seq {
+			db.restarts.Add(int64(n - seq))
+			seq = n
+		}
+		if frames <= 0 {
 			continue
+		}
+		if err := db.syncFile(); err != nil {
+			continue // the writer's copy syncs it
 		}
 		select {
 		case db.tail <- struct{}{}:
@@ -269,24 +299,44 @@ func (db *DB) checkpointer(period time.Duration) {
 	}
 }
 
+// walSequence reads the WAL's checkpoint sequence number (its header's
+// bytes 12 - 15, big-endian; https://www.sqlite.org/fileformat2.html#walformat),
+// which grows by one each time the WAL starts again from its beginning.
+func (db *DB) walSequence() (uint32, error) {
+	f, err := os.Open(db.path + "-wal")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], 12); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint32(b[:]), nil
+}
+
+// syncFile makes the database file durable (fsync).
+func (db *DB) syncFile() error {
+	f, err := os.OpenFile(db.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
 // checkpointTail copies into the database the frames appended since the
-// last copy, between two batches, until the WAL is seen to have started
-// again: the restart happens in the first transaction that begins while
-// the whole WAL is copied, and fails while a reader still reads an older
-// part of it, so the writer tries again after each batch (each try copies
-// only that batch's pages). An error leaves the tail for the next time.
-func (w *writeConn) checkpointTail(db *DB) {
+// checkpointer's last copy, between two batches. Once a copy reaches the
+// WAL's end, the writer's next transaction starts the WAL again. A copy
+// that could not reach the end (a reader still reads an older part of the
+// WAL) is tried again after the next batch, and copies only that batch's
+// pages; an error leaves the tail to the next checkpoint.
+func (w *writeConn) checkpointTail() {
 	var busy, frames, copied int
 	if w.conn == nil || w.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied) != nil {
 		w.tailPending = false
 		return
 	}
-	if w.tailFrames > 0 && frames < w.tailFrames { // started again since the last try
-		db.restarts.Add(1)
-		w.tailPending, w.tailFrames = false, 0
-		return
-	}
-	w.tailFrames = frames
+	w.tailPending = copied < frames
 }
 
 // BatchStats reports how many write transactions the writer has run and how
@@ -305,10 +355,8 @@ type writeConn struct {
 	stmts map[string]*sql.Stmt // statements prepared on conn, each once
 	next  int64                // the index the next audit entry gets; -1: read it
 
-	// Copying the WAL's tail (checkpointTail): asked for and not yet seen
-	// to have started the WAL again; the WAL's frames at the last try.
+	// Copying the WAL's tail (checkpointTail): asked for and not yet done.
 	tailPending bool
-	tailFrames  int
 }
 
 // externalPoll is how often an idle writer asks whether another process has
