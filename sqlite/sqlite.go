@@ -264,7 +264,7 @@ func (db *DB) checkpointer(period time.Duration) {
 	defer close(db.ckptStopped)
 	t := time.NewTicker(period)
 	defer t.Stop()
-	seq, _ := db.walSequence()
+	seq, seqErr := db.walSequence()
 	for {
 		select {
 		case <-db.stop:
@@ -282,9 +282,11 @@ func (db *DB) checkpointer(period time.Duration) {
 				break
 			}
 		}
-		if n, err := db.walSequence(); err == nil && n != seq {
-			db.restarts.Add(int64(n - seq))
-			seq = n
+		if n, err := db.walSequence(); err == nil {
+			if seqErr == nil && n > seq {
+				db.restarts.Add(int64(n - seq))
+			}
+			seq, seqErr = n, nil
 		}
 		if frames <= 0 {
 			continue
@@ -326,10 +328,11 @@ func (db *DB) syncFile() error {
 
 // checkpointTail copies into the database the frames appended since the
 // checkpointer's last copy, between two batches. Once a copy reaches the
-// WAL's end, the writer's next transaction starts the WAL again. A copy
-// that could not reach the end (a reader still reads an older part of the
-// WAL) is tried again after the next batch, and copies only that batch's
-// pages; an error leaves the tail to the next checkpoint.
+// WAL's end, the writer's next transaction starts the WAL again, unless a
+// reader still reads it (then the next checkpoint copies and tries again).
+// A copy that could not reach the end (a reader still reads an older part
+// of the WAL) is tried again after the next batch, and copies only that
+// batch's pages; an error leaves the tail to the next checkpoint.
 func (w *writeConn) checkpointTail() {
 	var busy, frames, copied int
 	if w.conn == nil || w.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied) != nil {
