@@ -250,7 +250,9 @@ func (db *DB) writer() {
 // does not grow without bound (a WAL is only restarted by a writer that
 // begins while it is fully copied, which under continuous load never
 // happens by itself). Each page is copied about once per checkpointEvery
-// however often it changed, as with the earlier threshold of 10,000 pages.
+// however often it changed, as with the earlier threshold of 10,000 pages
+// (once more by each later pass, or by the writer's copy, when it changed
+// again during a copy).
 var checkpointEvery = time.Second
 
 const (
