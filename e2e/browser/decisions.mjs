@@ -219,8 +219,15 @@ run(async (browser) => {
   await dc.locator('button.reject').click();
   await dc.locator('textarea.reject-message').fill('not during the freeze');
   await alice.context().clearCookies();
-  await dc.locator('button.confirm-reject').click();
+  // The network goes away and comes back while the session has ended: the
+  // page finds that by itself (it asks /me until the server answers),
+  // keeps the typed text, and the buttons stay disabled, as a vote now
+  // would not be recorded.
+  await alice.context().setOffline(true);
+  await alice.locator('#offline-banner').waitFor();
+  await alice.context().setOffline(false);
   await alice.locator('#session-ended').waitFor();
+  assert(await dc.locator('button.confirm-reject').isDisabled(), 'the reject button stays disabled once the session has ended, though the server answers again');
   assert((await alice.locator('#session-ended').innerText()).includes('Your vote was not recorded'), 'session ended says the vote was not recorded');
   eq(await dc.locator('textarea.reject-message').inputValue(), 'not during the freeze', 'the typed text after the session ended');
   eq(new URL(alice.url()).pathname, '/inbox', 'the page stays');

@@ -1,7 +1,7 @@
 // Approval and question cards: everything a careful approver needs to
 // decide, and the controls to do it. The server applies the same rules as
 // for any API client; the hints here only save a round trip.
-import { h, fill, api, ago, left, badge, tags, link, jsonView, pretty, diffView, errorBox, toast, withTenant, isAllTenants, marksFromFacts, approverWords, isOffline, trackDraft, draft, dropDraft } from './lib.js';
+import { h, fill, api, ago, left, badge, tags, link, jsonView, pretty, diffView, errorBox, toast, withTenant, isAllTenants, marksFromFacts, approverWords, restoreButtons, trackDraft, draft, dropDraft } from './lib.js';
 import { confirmVote } from './passkey.js';
 
 /**
@@ -260,7 +260,7 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
       h('button', { class: 'edit', onclick: () => openEdit(), title: 'Edit the arguments, then approve (e)' }, 'Edit…'));
     const stop = stopAgentButton();
     if (stop) actions.append(stop);
-    if (isOffline()) for (const b of actions.querySelectorAll('button')) { b.disabled = true; b.dataset.offlineDisabled = '1'; }
+    restoreButtons(actions.querySelectorAll('button')); // disabled while offline or once the session has ended
     if (!forms.firstChild && draft('reject:' + x.id)) openReject(false);
   }
 
@@ -282,7 +282,7 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
         fill(msg, h('p', { class: 'notice' }, `Agent ${agent} is stopped. Its pending approvals are void.`));
       } catch (err) {
         fill(msg, errorBox(err));
-        b.disabled = isOffline();
+        restoreButtons([b]);
       }
     } }, `Stop agent ${agent}`);
   }
@@ -313,12 +313,7 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
     } catch (err) {
       fill(msg, errorBox(err));
       if (err.status === 0) toast('Not sent: ' + err.message, 'error');
-      if (err.status !== 401) {
-        for (const b of buttons) {
-          b.disabled = isOffline();
-          if (isOffline()) b.dataset.offlineDisabled = '1'; // enabled again when the server answers
-        }
-      }
+      restoreButtons(buttons); // when offline, enabled again when the server answers
     }
   }
 
@@ -427,7 +422,7 @@ export function questionCard(q, { who, onResolved, detail = false }) {
       if (current.status !== 'pending' && onResolved) onResolved(current);
     } catch (err) {
       fill(msg, errorBox(err));
-      for (const b of card.querySelectorAll('button')) b.disabled = false;
+      restoreButtons(card.querySelectorAll('button'));
     }
   }
 
@@ -577,7 +572,7 @@ export function turnPanel(list, { who, onDone }) {
       onDone && onDone();
     } catch (e) {
       fill(msg, errorBox(e));
-      for (const b of buttons()) b.disabled = false;
+      restoreButtons(buttons());
     }
   }
 

@@ -118,7 +118,17 @@ const offlineListeners = [];
 /** onOnline registers fn, called when the server answers again after being unreachable. */
 export function onOnline(fn) { offlineListeners.push(fn); }
 
-export function isOffline() { return offline; }
+/**
+ * restoreButtons enables buttons again after a call that failed, unless
+ * the server cannot be reached (they come back with it) or the session has
+ * ended (they stay disabled: a vote now would not be recorded).
+ */
+export function restoreButtons(buttons) {
+  for (const b of buttons) {
+    b.disabled = offline || ended;
+    if (offline && !ended) b.dataset.offlineDisabled = '1';
+  }
+}
 
 export function setOffline(v) {
   if (v === offline) return;
@@ -126,7 +136,7 @@ export function setOffline(v) {
   document.body.classList.toggle('offline', v);
   for (const b of document.querySelectorAll('.actions button, .sticky-actions button, .forms button, .answer button')) {
     if (v) { b.dataset.offlineDisabled = b.disabled ? '' : '1'; b.disabled = true; }
-    else if (b.dataset.offlineDisabled === '1') { b.disabled = false; delete b.dataset.offlineDisabled; }
+    else if (b.dataset.offlineDisabled === '1') { b.disabled = ended; delete b.dataset.offlineDisabled; }
   }
   const banner = document.getElementById('banner');
   if (banner) {
