@@ -174,7 +174,9 @@ func (e *consoleEnv) runBrowser(script string, steps map[string]stepFunc) {
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "browser"))
 	chromium := testenv.Chromium(t)
 	keys, _ := json.Marshal(e.keys)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Alone, the longest script takes under a minute and a half; beside the
+	// other browser tests on two cores it has taken over five.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Dir = dir

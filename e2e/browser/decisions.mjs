@@ -304,8 +304,10 @@ run(async (browser) => {
     p.on('pageerror', (e) => problems.push(`${path}: script error ${e}`));
     await p.setViewportSize({ width, height });
     await p.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+    const start = Date.now();
     await p.goto(base + path, { waitUntil: 'domcontentloaded' });
     await wait(p);
+    if (Date.now() - start > 5000) log(`slow: ${path} at ${width}px (${scheme}) took ${Date.now() - start} ms to show`);
     return p;
   };
   for (const width of [320, 390, 430]) {

@@ -162,12 +162,26 @@ const axeSource = readFileSync(fileURLToPath(new URL('./node_modules/axe-core/ax
  */
 export async function axe(page) {
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
-  const res = await page.evaluate(async () => {
+  const res = await within(60000, `axe on ${page.url()}`, page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
     return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 4).map((n) => n.target.join(' ') + (n.failureSummary ? ' [' + n.failureSummary.replace(/\s+/g, ' ').slice(0, 160) + ']' : '')).join('; ')}`);
-  });
+  }));
   return res;
+}
+
+/**
+ * within fails with what's name when promise has not settled after ms
+ * (page.evaluate has no timeout of its own: a page that never answers
+ * would otherwise hold the script until the Go test kills it, saying
+ * nothing of where).
+ */
+export function within(ms, what, promise) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Failure(`${what} did not finish in ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** overflow is how many pixels the page is wider than the screen. */
