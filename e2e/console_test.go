@@ -174,8 +174,9 @@ func (e *consoleEnv) runBrowser(script string, steps map[string]stepFunc) {
 	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "browser"))
 	chromium := testenv.Chromium(t)
 	keys, _ := json.Marshal(e.keys)
-	// Alone, the longest script takes under a minute and a half; beside the
-	// other browser tests on two cores it has taken over five.
+	// Alone, the longest script (decisions.mjs) takes under a minute and a
+	// half; beside the other browser tests on two cores it once ran past
+	// five.
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", script)

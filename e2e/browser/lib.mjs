@@ -171,10 +171,10 @@ export async function axe(page) {
 }
 
 /**
- * within fails with what's name when promise has not settled after ms
- * (page.evaluate has no timeout of its own: a page that never answers
- * would otherwise hold the script until the Go test kills it, saying
- * nothing of where).
+ * within returns promise's result, or fails naming what when promise has
+ * not settled after ms (page.evaluate has no timeout of its own: a page
+ * that never answers would otherwise hold the script until the Go test
+ * kills it, saying nothing of where).
  */
 export function within(ms, what, promise) {
   let timer;
