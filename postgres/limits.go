@@ -21,9 +21,11 @@ import (
 
 // ReserveTokens takes a token from every rate's bucket if each has one.
 func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Time) (bool, []limit.Verdict, error) {
+	rateKeys := make([]string, len(rates)) // each rate's bucket, by index
 	byKey := map[string]limit.Rate{}
-	for _, r := range rates {
-		byKey[bucketKey(r)] = r
+	for i, r := range rates {
+		rateKeys[i] = bucketKey(r)
+		byKey[rateKeys[i]] = r
 	}
 	keys := make([]string, 0, len(byKey))
 	for k := range byKey {
@@ -40,12 +42,12 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 	// refilled since, so a check whose buckets have tokens costs nothing
 	// more.
 	if db.empty.seen(keys, now) {
-		exceeded, err := db.emptyBuckets(ctx, keys, byKey, rates, now, verdicts)
+		exceeded, err := db.emptyBuckets(ctx, keys, byKey, rates, rateKeys, now, verdicts)
 		if err != nil {
 			return false, nil, err
 		}
 		if exceeded {
-			db.empty.saw(rates, verdicts, now)
+			db.empty.saw(rateKeys, verdicts, now)
 			return false, verdicts, nil
 		}
 		db.empty.forget(keys) // refunded, or refilled sooner than seen
@@ -91,7 +93,7 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 			}
 		}
 		for i, r := range rates {
-			if k := bucketKey(r); tokens[k] < 1 {
+			if k := rateKeys[i]; tokens[k] < 1 {
 				ok = false
 				verdicts[i] = limit.Exceeded(tokens[k], r)
 			}
@@ -113,17 +115,17 @@ func (db *DB) ReserveTokens(ctx context.Context, rates []limit.Rate, now time.Ti
 		return false, nil, err
 	}
 	if !ok {
-		db.empty.saw(rates, verdicts, now)
+		db.empty.saw(rateKeys, verdicts, now)
 		return false, verdicts, nil
 	}
 	// A bucket this reservation emptied is seen empty from now on.
 	emptied := make([]limit.Verdict, len(rates))
 	for i, r := range rates {
-		if t := left[bucketKey(r)] - 1; t < 1 {
+		if t := left[rateKeys[i]] - 1; t < 1 {
 			emptied[i] = limit.Exceeded(t, r)
 		}
 	}
-	db.empty.saw(rates, emptied, now)
+	db.empty.saw(rateKeys, emptied, now)
 	return true, verdicts, nil
 }
 
@@ -138,15 +140,17 @@ type emptySeen struct {
 // (which only costs a transaction where a read would have done).
 const maxEmptySeen = 10000
 
-func (e *emptySeen) saw(rates []limit.Rate, verdicts []limit.Verdict, now time.Time) {
+// saw remembers the buckets whose verdicts say exceeded; rateKeys[i] is
+// the bucket of verdicts[i].
+func (e *emptySeen) saw(rateKeys []string, verdicts []limit.Verdict, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.until == nil || len(e.until) >= maxEmptySeen {
 		e.until = map[string]time.Time{}
 	}
-	for i, r := range rates {
+	for i, k := range rateKeys {
 		if verdicts[i].Exceeded {
-			e.until[bucketKey(r)] = now.Add(verdicts[i].RetryAfter)
+			e.until[k] = now.Add(verdicts[i].RetryAfter)
 		}
 	}
 }
@@ -172,8 +176,9 @@ func (e *emptySeen) forget(keys []string) {
 
 // emptyBuckets reads the buckets without locking them and reports
 // whether one of them has no token now, with the verdicts; false when
-// every bucket has a token or one does not exist yet.
-func (db *DB) emptyBuckets(ctx context.Context, keys []string, byKey map[string]limit.Rate, rates []limit.Rate, now time.Time, verdicts []limit.Verdict) (bool, error) {
+// every bucket has a token or one does not exist yet. rateKeys[i] is the
+// bucket of rates[i].
+func (db *DB) emptyBuckets(ctx context.Context, keys []string, byKey map[string]limit.Rate, rates []limit.Rate, rateKeys []string, now time.Time, verdicts []limit.Verdict) (bool, error) {
 	rows, err := db.pool.Query(ctx, "SELECT key, tokens, at FROM limit_buckets WHERE key = ANY($1)", keys)
 	if err != nil {
 		return false, err
@@ -189,7 +194,7 @@ func (db *DB) emptyBuckets(ctx context.Context, keys []string, byKey map[string]
 	}
 	exceeded := false
 	for i, r := range rates {
-		if left, ok := tokens[bucketKey(r)]; ok && left < 1 {
+		if left, ok := tokens[rateKeys[i]]; ok && left < 1 {
 			exceeded = true
 			verdicts[i] = limit.Exceeded(left, r)
 		}
