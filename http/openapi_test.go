@@ -306,3 +306,186 @@ func TestOpenAPINamePatterns(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIHasNoBareKeys: in a YAML flow mapping an unquoted comma ends
+// the value, so `{description: Costs, corrected later.}` is a description
+// cut short and a key " corrected later." with no value, which a schema
+// reads as a stray property. Every key of the document has a value.
+func TestOpenAPIHasNoBareKeys(t *testing.T) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(reinhttp.OpenAPIYAML(), &root); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range bareKeys(&root) {
+		t.Errorf("openapi.yaml: %s (quote a value that holds a comma)", p)
+	}
+}
+
+// bareKeys lists the keys that have no value, each with its line.
+func bareKeys(n *yaml.Node) []string {
+	var out []string
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if v := n.Content[i+1]; v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" {
+				out = append(out, fmt.Sprintf("line %d: key %q has no value", n.Content[i].Line, n.Content[i].Value))
+			}
+		}
+	}
+	for _, c := range n.Content {
+		out = append(out, bareKeys(c)...)
+	}
+	return out
+}
+
+func TestBareKeys(t *testing.T) {
+	for src, want := range map[string]int{
+		"a: {description: Costs, corrected later.}":   1,
+		"a: {description: 'Costs, corrected later.'}": 0,
+		"a: {b: null, c: ~, d: ''}":                   0,
+		"a:\n  b:\n  c: 1\n":                          1,
+	} {
+		var root yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &root); err != nil {
+			t.Fatal(err)
+		}
+		if got := bareKeys(&root); len(got) != want {
+			t.Errorf("bareKeys(%q) = %q, want %d", src, got, want)
+		}
+	}
+}
+
+// TestOpenAPIAnswersAreClosed: every object the API answers with is closed
+// in the document (additionalProperties: false, or unevaluatedProperties:
+// false over an allOf), so that a client generated from it, or one that
+// validates answers, learns of a field rein adds only from the document.
+// Objects without declared properties are free-form on purpose (arguments,
+// facts, answers, the document itself).
+func TestOpenAPIAnswersAreClosed(t *testing.T) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(reinhttp.OpenAPIYAML(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range openAnswers(doc) {
+		t.Errorf("openapi.yaml: %s", p)
+	}
+}
+
+// openAnswers walks the schemas of every documented answer and lists the
+// objects with declared properties that accept undeclared ones.
+func openAnswers(doc map[string]any) []string {
+	get := func(m any, keys ...string) any {
+		for _, k := range keys {
+			mm, _ := m.(map[string]any)
+			m = mm[k]
+		}
+		return m
+	}
+	resolve := func(ref string) (any, string) {
+		name, ok := strings.CutPrefix(ref, "#/components/")
+		if !ok {
+			return nil, ref
+		}
+		return get(doc["components"], strings.Split(name, "/")...), name
+	}
+	problems := map[string]bool{}
+	seen := map[string]bool{}
+	var walk func(s any, where string, composed bool)
+	walk = func(s any, where string, composed bool) {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			target, name := resolve(ref)
+			key := fmt.Sprint(name, composed)
+			if target == nil {
+				problems[where+": unresolved "+ref] = true
+			}
+			if !seen[key] {
+				seen[key] = true
+				walk(target, name, composed)
+			}
+			return
+		}
+		additional, unevaluated := m["additionalProperties"], m["unevaluatedProperties"]
+		closed := additional == false || unevaluated == false
+		if _, ok := m["properties"]; ok && !closed && !composed {
+			problems[where+": an answer's object is open; add additionalProperties: false"] = true
+		}
+		if composed && additional == false {
+			problems[where+": a part of an allOf closes itself and refuses its siblings' fields; close the whole with unevaluatedProperties: false"] = true
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for name, p := range props {
+				walk(p, where+"."+name, false)
+			}
+		}
+		for _, k := range []string{"items", "additionalProperties", "unevaluatedProperties", "not"} {
+			walk(m[k], where+"."+k, false)
+		}
+		for _, k := range []string{"oneOf", "anyOf", "prefixItems"} {
+			parts, _ := m[k].([]any)
+			for i, p := range parts {
+				walk(p, fmt.Sprintf("%s.%s[%d]", where, k, i), false)
+			}
+		}
+		parts, _ := m["allOf"].([]any)
+		for i, p := range parts {
+			walk(p, fmt.Sprintf("%s.allOf[%d]", where, i), composed || unevaluated == false)
+		}
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for path, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			responses, _ := get(op, "responses").(map[string]any)
+			for code, r := range responses {
+				where := strings.ToUpper(method) + " " + path + " " + code
+				if ref, ok := get(r, "$ref").(string); ok {
+					r, _ = resolve(ref)
+				}
+				contents, _ := get(r, "content").(map[string]any)
+				for _, c := range contents {
+					walk(get(c, "schema"), where, false)
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(problems))
+	for p := range problems {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestOpenAnswers(t *testing.T) {
+	doc := func(src string) map[string]any {
+		var d map[string]any
+		if err := yaml.Unmarshal([]byte(src), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	const head = "paths:\n  /x:\n    get:\n      responses:\n        '200':\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/A'}\n"
+	for _, tc := range []struct {
+		name, schemas string
+		want          int
+	}{
+		{"closed", "A: {type: object, additionalProperties: false, properties: {a: {type: string}}}", 0},
+		{"open", "A: {type: object, properties: {a: {type: string}}}", 1},
+		{"open inside", "A: {type: object, additionalProperties: false, properties: {a: {type: object, properties: {b: {}}}}}", 1},
+		{"free-form", "A: {type: object, additionalProperties: false, properties: {args: {}, facts: {type: object}}}", 0},
+		{"open in a list", "A: {type: array, items: {$ref: '#/components/schemas/B'}}\n    B: {type: object, properties: {b: {}}}", 1},
+		{"allOf closed as a whole", "A: {allOf: [{$ref: '#/components/schemas/B'}, {type: object, properties: {c: {}}}], unevaluatedProperties: false}\n    B: {type: object, properties: {b: {}}}", 0},
+		{"allOf open", "A: {allOf: [{$ref: '#/components/schemas/B'}, {type: object, properties: {c: {}}}]}\n    B: {type: object, properties: {b: {}}}", 2},
+		{"allOf part closed", "A: {allOf: [{$ref: '#/components/schemas/B'}, {type: object, properties: {c: {}}}], unevaluatedProperties: false}\n    B: {type: object, additionalProperties: false, properties: {b: {}}}", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := openAnswers(doc(head + "components:\n  schemas:\n    " + tc.schemas + "\n"))
+			if len(got) != tc.want {
+				t.Errorf("openAnswers = %q, want %d problems", got, tc.want)
+			}
+		})
+	}
+}
