@@ -517,11 +517,26 @@ func (s *relay) forward(ctx context.Context, m *jsonrpc.Request, params map[stri
 // reason, and the upstream never sees the call.
 func (s *relay) refuse(ctx context.Context, m *jsonrpc.Request, reason string) jsonrpc.Message {
 	s.g.Log.Info("mcp: call not forwarded", "session", s.session, "reason", reason)
-	result, _ := json.Marshal(map[string]any{
+	result := map[string]any{
 		"content": []map[string]string{{"type": "text", "text": reason}},
 		"isError": true,
-	})
-	return &jsonrpc.Response{ID: m.ID, Result: result}
+	}
+	if requestMeta(m).stateless() {
+		// 2026-07-28 requires resultType on every result; a client on it
+		// rejects a result without one instead of showing the reason.
+		result["resultType"] = "complete"
+	}
+	b, _ := json.Marshal(result)
+	return &jsonrpc.Response{ID: m.ID, Result: b}
+}
+
+// requestMeta reads the _meta of a request's params.
+func requestMeta(m *jsonrpc.Request) callMeta {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &params) != nil {
+		return callMeta{}
+	}
+	return readMeta(params)
 }
 
 // unreachable says why rein gave no usable answer, for the call's refusal.

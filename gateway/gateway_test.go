@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 func TestRequestStateSeal(t *testing.T) {
@@ -89,5 +93,28 @@ func TestAdvertise(t *testing.T) {
 	}
 	if got := (&Gateway{}).advertise(json.RawMessage(`"odd"`)); string(got) != `"odd"` {
 		t.Errorf("a result that is no object passes unchanged: %s", got)
+	}
+}
+
+// TestRefuseResultType: rein's own refusal carries resultType exactly when
+// the call speaks 2026-07-28 or later, which requires it on every result;
+// earlier versions get the result they define.
+func TestRefuseResultType(t *testing.T) {
+	s := &relay{g: &Gateway{Log: slog.New(slog.DiscardHandler)}}
+	for _, c := range []struct {
+		params string
+		want   any
+	}{
+		{`{"name":"x"}`, nil},
+		{`{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, nil},
+		{`{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, "complete"},
+		{`not json`, nil},
+	} {
+		id, _ := jsonrpc.MakeID(float64(1))
+		r := s.refuse(context.Background(), &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(c.params)}, "no").(*jsonrpc.Response)
+		var got map[string]any
+		if err := json.Unmarshal(r.Result, &got); err != nil || got["isError"] != true || got["resultType"] != c.want {
+			t.Errorf("%s: %s", c.params, r.Result)
+		}
 	}
 }
