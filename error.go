@@ -13,10 +13,13 @@ const (
 	ECodeNotFound         = "not_found"
 	ECodeMethodNotAllowed = "method_not_allowed"
 	ECodeConflict         = "conflict"
-	ECodeGone             = "gone"
-	ECodeTooLarge         = "too_large"
-	ECodeUnavailable      = "unavailable"
-	ECodeInternal         = "internal"
+	// ECodeStaleRevision (409): a vote for a revision of the action that is
+	// no longer current; the error's details hold the approval as it is.
+	ECodeStaleRevision = "stale_revision"
+	ECodeGone          = "gone"
+	ECodeTooLarge      = "too_large"
+	ECodeUnavailable   = "unavailable"
+	ECodeInternal      = "internal"
 )
 
 // Error is an error a user can act on: a machine code and a message that says
@@ -25,6 +28,9 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// Details, when set, is sent as the error's "details" (a stale vote's
+	// current approval).
+	Details any
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -223,6 +223,52 @@ type Approval struct {
 	// StepUp: an approving or editing vote counts only when the voter
 	// confirmed it with a passkey (approval: step_up).
 	StepUp bool `json:"step_up,omitempty"`
+	// Revision numbers the versions of the action the approval holds: 1 is
+	// the agent's request, each edit makes the next. ArgsHash identifies the
+	// current revision's arguments as approvers are shown them, and Changes
+	// says how they differ from the agent's request. A vote counts only for
+	// the revision its voter saw (api.md, Approvals).
+	Revision int         `json:"revision"`
+	ArgsHash string      `json:"args_hash"`
+	Changes  []ArgChange `json:"changes,omitempty"`
+}
+
+// ArgChange is one difference between the agent's request and an edited
+// revision: the argument's path (keys and indexes joined by dots), its value
+// in the request (absent: added) and in the revision (absent: removed).
+type ArgChange struct {
+	Path string          `json:"path"`
+	From json.RawMessage `json:"from,omitempty"`
+	To   json.RawMessage `json:"to,omitempty"`
+}
+
+// CurrentArgs are the arguments of the approval's current revision: the
+// last edit's, else the agent's request.
+func (a *Approval) CurrentArgs() json.RawMessage {
+	if len(a.ApprovedArgs) > 0 {
+		return a.ApprovedArgs
+	}
+	return a.Args
+}
+
+// Upgrade fills what an approval recorded before revisions were kept lacks:
+// its revision (1 + its edits), its arguments' hash and an edit's changes.
+// Stores call it on every approval they read.
+func (a *Approval) Upgrade() {
+	if a.Revision == 0 {
+		a.Revision = 1
+		for _, v := range a.Votes {
+			if v.Vote == "edit" {
+				a.Revision++
+			}
+		}
+	}
+	if a.ArgsHash == "" {
+		a.ArgsHash = ArgsHash(a.CurrentArgs())
+	}
+	if a.Changes == nil && len(a.ApprovedArgs) > 0 {
+		a.Changes = ArgChanges(a.Args, a.ApprovedArgs)
+	}
 }
 
 // AskingRule is one rule that asked for an approval: why, and whom.
@@ -273,8 +319,11 @@ type Vote struct {
 	// as the delegator's.
 	OnBehalfOf string `json:"on_behalf_of,omitempty"`
 	// StepUp is set when the voter confirmed the vote with a passkey.
-	StepUp bool      `json:"step_up,omitempty"`
-	At     time.Time `json:"at"`
+	StepUp bool `json:"step_up,omitempty"`
+	// Revision is the revision of the action the vote was cast on (an
+	// edit's is the revision it made).
+	Revision int       `json:"revision,omitempty"`
+	At       time.Time `json:"at"`
 }
 
 // Counting returns the approving votes that count: those cast since the

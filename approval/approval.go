@@ -51,7 +51,25 @@ var (
 	ErrBadVote     = errors.New(`vote must be "approve", "reject" or "edit", and only "edit" carries args`)
 	ErrNoGrant     = errors.New("the approval has no grant to use")
 	ErrStepUp      = errors.New("this approval needs step-up: an approving vote counts only when confirmed with a passkey")
+	// ErrStaleRevision: an approving or editing vote names a revision other
+	// than the current one; its voter saw another version of the action.
+	ErrStaleRevision = errors.New("the action was edited since this version was shown")
+	// ErrNoRevision: an approving or editing vote names no revision on an
+	// approval that has been edited, so nothing says which version it is for.
+	ErrNoRevision = errors.New("the action has been edited: a vote must name the revision its voter saw")
 )
+
+// Ballot is what a voter casts: the vote, its message, an edit's arguments,
+// the grant scope an approving voter chooses ("" is once) and the revision
+// of the action the voter was shown (0: not said, accepted only while the
+// action has never been edited).
+type Ballot struct {
+	Kind     string
+	Message  string
+	Args     json.RawMessage
+	Grant    string
+	Revision int
+}
 
 // Voter is who casts a vote: a key with its name, roles and groups.
 type Voter struct {
@@ -318,14 +336,24 @@ func (t Transition) Changed() bool { return t.To != "" && t.To != t.From }
 // action, and approvals cast before it no longer count, since their voters
 // approved something else.
 func Vote(a *rein.Approval, v Voter, kind, message string, args json.RawMessage, now time.Time) (Transition, error) {
-	return VoteGrant(a, v, kind, message, args, "", now)
+	return Cast(a, v, Ballot{Kind: kind, Message: message, Args: args}, now)
 }
 
 // VoteGrant is Vote with the grant scope the voter chooses for an approving
-// vote ("" is once); it must be one the approval permits. The approval
-// resolves with the scope every counting vote chose, else once: the
-// narrowest grant wins.
+// vote ("" is once).
 func VoteGrant(a *rein.Approval, v Voter, kind, message string, args json.RawMessage, grant string, now time.Time) (Transition, error) {
+	return Cast(a, v, Ballot{Kind: kind, Message: message, Args: args, Grant: grant}, now)
+}
+
+// Cast records ballot b of voter v at now and resolves the approval when
+// the vote completes a quorum (or enough rejections). An approve or an edit
+// counts only for the revision its voter saw: one naming another revision
+// is ErrStaleRevision, one naming none on an edited approval ErrNoRevision.
+// A reject always counts: refusing is safe whatever version was shown. The
+// grant scope must be one the approval permits; the approval resolves with
+// the scope every counting vote chose, else once: the narrowest wins.
+func Cast(a *rein.Approval, v Voter, b Ballot, now time.Time) (Transition, error) {
+	kind, args, grant := b.Kind, b.Args, b.Grant
 	if (kind == Edit) != (len(args) > 0) || (kind != Approve && kind != Reject && kind != Edit) {
 		return Transition{}, ErrBadVote
 	}
@@ -340,15 +368,22 @@ func VoteGrant(a *rein.Approval, v Voter, kind, message string, args json.RawMes
 	if err := CanVote(a, v, now); err != nil {
 		return Transition{}, err
 	}
+	if err := Current(a, kind, b.Revision); err != nil {
+		return Transition{}, err
+	}
 	// A rejection never lets anything run: it needs no step-up.
 	if a.StepUp && kind != Reject && !v.SteppedUp {
 		return Transition{}, ErrStepUp
 	}
-	a.Votes = append(a.Votes, rein.Vote{By: v.Name, ByKey: v.KeyID, Roles: v.Roles, Groups: v.Groups,
-		Vote: kind, Message: message, Args: args, Grant: grant, OnBehalfOf: v.OnBehalfOf, StepUp: v.SteppedUp, At: now})
 	if kind == Edit {
+		a.Revision = revision(a) + 1
 		a.ApprovedArgs = args
+		a.ArgsHash = rein.ArgsHash(args)
+		a.Changes = rein.ArgChanges(a.Args, args)
 	}
+	a.Votes = append(a.Votes, rein.Vote{By: v.Name, ByKey: v.KeyID, Roles: v.Roles, Groups: v.Groups,
+		Vote: kind, Message: b.Message, Args: args, Grant: grant, OnBehalfOf: v.OnBehalfOf, StepUp: v.SteppedUp,
+		Revision: revision(a), At: now})
 	t := Transition{From: a.Status}
 	switch {
 	case rejections(a) >= max(a.RejectQuorum, 1):
@@ -367,6 +402,26 @@ func VoteGrant(a *rein.Approval, v Voter, kind, message string, args json.RawMes
 	}
 	return t, nil
 }
+
+// Current checks that a vote of kind naming revision seen is for the
+// approval's current revision: a reject always is; an approve or an edit
+// must name the current revision, or none while the action was never edited.
+func Current(a *rein.Approval, kind string, seen int) error {
+	cur := revision(a)
+	switch {
+	case kind == Reject:
+		return nil
+	case seen == 0 && cur > 1:
+		return ErrNoRevision
+	case seen != 0 && seen != cur:
+		return fmt.Errorf("%w: the vote names revision %d, the current one is %d", ErrStaleRevision, seen, cur)
+	}
+	return nil
+}
+
+// revision is the approval's current revision (1 for one made before
+// revisions were numbered and never edited).
+func revision(a *rein.Approval) int { return max(a.Revision, 1) }
 
 // Permits reports whether the approval lets approvers choose grant.
 func Permits(a *rein.Approval, grant string) bool { return slices.Contains(permitted(a), grant) }

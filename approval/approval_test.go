@@ -357,7 +357,7 @@ func TestRequireMergesAnEditsApprovals(t *testing.T) {
 	if _, err := Vote(a, bob, Edit, "", json.RawMessage(`{"amount":5000}`), t0); err != nil || a.Status != rein.StatusPending {
 		t.Fatalf("one edit met a merged quorum of 2: %v %s", err, a.Status)
 	}
-	if _, err := Vote(a, alice, Approve, "", nil, t0); err != nil || a.Status != rein.StatusApproved {
+	if _, err := Cast(a, alice, Ballot{Kind: Approve, Revision: 2}, t0); err != nil || a.Status != rein.StatusApproved {
 		t.Fatalf("second approver: %v %s", err, a.Status)
 	}
 	if !Meets(a, [][]string{{"group:oncall"}}, 2) || Meets(a, [][]string{{"role:admin"}}, 1) || Meets(a, [][]string{{"group:oncall"}}, 3) {
@@ -395,5 +395,70 @@ func TestEscalateAtAgreesWithEscalation(t *testing.T) {
 		if a.EscalateAt() != nil {
 			t.Fatalf("a resolved approval is due for escalation")
 		}
+	}
+}
+
+// TestVotesBindToTheRevisionTheirVoterSaw: the insider's edit race. Two
+// approvals from finance are needed; dave edits the payee; carol's approve
+// of the version she was shown (revision 1) must not become the second vote
+// for dave's payee. It is refused as stale, with nothing recorded; an
+// approve without a revision is refused once the action was edited; an
+// approve of the current revision counts; a stale reject always counts.
+func TestVotesBindToTheRevisionTheirVoterSaw(t *testing.T) {
+	carol := Voter{KeyID: "k_carol", Name: "carol", Groups: []string{"finance"}}
+	dave := Voter{KeyID: "k_dave", Name: "dave", Groups: []string{"finance"}}
+	erin := Voter{KeyID: "k_erin", Name: "erin", Groups: []string{"finance"}}
+	fresh := func() *rein.Approval {
+		a := pending(2, 0, "group:finance")
+		a.Args = json.RawMessage(`{"amount":50,"to":"acct-a"}`)
+		a.Revision, a.ArgsHash = 1, rein.ArgsHash(a.Args)
+		return a
+	}
+	a := fresh()
+	if _, err := Cast(a, dave, Ballot{Kind: Edit, Args: json.RawMessage(`{"amount":50,"to":"acct-mallory"}`), Revision: 1}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if a.Revision != 2 || a.ArgsHash != rein.ArgsHash(a.ApprovedArgs) || len(a.Changes) != 1 || a.Changes[0].Path != "to" ||
+		a.Votes[0].Revision != 2 {
+		t.Fatalf("after the edit: revision %d hash %s changes %+v votes %+v", a.Revision, a.ArgsHash, a.Changes, a.Votes)
+	}
+	if _, err := Cast(a, carol, Ballot{Kind: Approve, Revision: 1}, t0); !errors.Is(err, ErrStaleRevision) {
+		t.Fatalf("carol's approve of revision 1 after the edit: %v", err)
+	}
+	if _, err := Cast(a, carol, Ballot{Kind: Approve}, t0); !errors.Is(err, ErrNoRevision) {
+		t.Fatalf("an approve naming no revision after an edit: %v", err)
+	}
+	if _, err := Cast(a, carol, Ballot{Kind: Edit, Args: json.RawMessage(`{"amount":50,"to":"acct-a"}`), Revision: 1}, t0); !errors.Is(err, ErrStaleRevision) {
+		t.Fatalf("an edit of a stale revision: %v", err)
+	}
+	if a.Status != rein.StatusPending || len(a.Votes) != 1 {
+		t.Fatalf("refused votes changed the approval: %s, %d votes", a.Status, len(a.Votes))
+	}
+	if _, err := Cast(a, erin, Ballot{Kind: Approve, Revision: 2}, t0); err != nil || a.Status != rein.StatusApproved {
+		t.Fatalf("erin's approve of the edited version: %v %s", err, a.Status)
+	}
+
+	// A reject of a version no longer current still rejects.
+	a = fresh()
+	if _, err := Cast(a, dave, Ballot{Kind: Edit, Args: json.RawMessage(`{"amount":50,"to":"acct-mallory"}`), Revision: 1}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Cast(a, carol, Ballot{Kind: Reject, Revision: 1}, t0); err != nil || a.Status != rein.StatusRejected {
+		t.Fatalf("a stale reject: %v %s", err, a.Status)
+	}
+
+	// Before any edit, a vote without a revision is the revision shown.
+	a = fresh()
+	if _, err := Cast(a, carol, Ballot{Kind: Approve}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Cast(a, erin, Ballot{Kind: Approve, Revision: 2}, t0); !errors.Is(err, ErrStaleRevision) {
+		t.Fatalf("a vote naming a revision that does not exist yet: %v", err)
+	}
+	// An approval made before revisions were numbered is revision 1.
+	a = fresh()
+	a.Revision = 0
+	if _, err := Cast(a, carol, Ballot{Kind: Approve, Revision: 1}, t0); err != nil {
+		t.Fatalf("revision 1 of an unnumbered approval: %v", err)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/approval"
 	"github.com/reinhq/rein/passkey"
 )
 
@@ -43,8 +45,34 @@ func (s *Server) getApproval(w http.ResponseWriter, r *http.Request, key *rein.K
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeApproval(w, a)
 	return nil
+}
+
+// writeApproval answers with one approval and its revision as the ETag, the
+// value a vote's If-Match names.
+func writeApproval(w http.ResponseWriter, a *rein.Approval) {
+	w.Header().Set("ETag", strconv.Quote(strconv.Itoa(a.Revision)))
+	writeJSON(w, http.StatusOK, a)
+}
+
+// votedRevision is the revision a vote names: "revision" in its body and/or
+// If-Match: "<N>" (the ETag of the approval the voter was shown). Naming two
+// different revisions is a bad request; naming none is 0.
+func votedRevision(r *http.Request, body int) (int, error) {
+	h := strings.TrimSpace(r.Header.Get("If-Match"))
+	if h == "" || h == "*" {
+		return body, nil
+	}
+	h = strings.TrimPrefix(h, "W/")
+	n, err := strconv.Atoi(strings.Trim(h, `"`))
+	if err != nil || n < 1 || strings.Contains(h, ",") {
+		return 0, rein.Errorf(rein.ECodeBadRequest, `If-Match must name one revision of the approval, as its ETag does: If-Match: "2"`)
+	}
+	if body != 0 && body != n {
+		return 0, rein.Errorf(rein.ECodeBadRequest, `"revision" (%d) and If-Match (%d) name different revisions; send one`, body, n)
+	}
+	return n, nil
 }
 
 // voteRequest is the body of POST /v1/approvals/{id}/votes.
@@ -53,9 +81,16 @@ type voteRequest struct {
 	Message string          `json:"message"`
 	Args    json.RawMessage `json:"args"`
 	Grant   string          `json:"grant"`
+	// Revision is the revision of the action the voter was shown (also
+	// If-Match); an approve or edit of another revision is refused.
+	Revision int `json:"revision"`
 	// StepUp is the voter's passkey confirmation of this vote (approvals
 	// that need step-up).
 	StepUp *passkey.Confirmation `json:"step_up"`
+}
+
+func (v *voteRequest) ballot() approval.Ballot {
+	return approval.Ballot{Kind: v.Vote, Message: v.Message, Args: v.Args, Grant: v.Grant, Revision: v.Revision}
 }
 
 func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
@@ -64,7 +99,13 @@ func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key)
 		return err
 	}
 	var v voteRequest
-	if err := rein.DecodeStrict(body, &v, "vote, message, args, grant, step_up"); err != nil {
+	if err := rein.DecodeStrict(body, &v, "vote, message, args, grant, revision, step_up"); err != nil {
+		return err
+	}
+	if v.Revision < 0 {
+		return rein.Errorf(rein.ECodeBadRequest, `"revision" is the approval's revision the voter was shown: 1 or more`)
+	}
+	if v.Revision, err = votedRevision(r, v.Revision); err != nil {
 		return err
 	}
 	if v.Vote == "" {
@@ -77,12 +118,12 @@ func (s *Server) postVote(w http.ResponseWriter, r *http.Request, key *rein.Key)
 	if v.StepUp != nil {
 		a, err = s.steppedUpVote(r, key, &v)
 	} else {
-		a, err = s.Pipeline.VoteGrant(r.Context(), key, r.PathValue("id"), v.Vote, v.Message, v.Args, v.Grant)
+		a, err = s.Pipeline.Cast(r.Context(), key, r.PathValue("id"), v.ballot())
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeApproval(w, a)
 	return nil
 }
 
@@ -105,7 +146,7 @@ func (s *Server) revokeApproval(w http.ResponseWriter, r *http.Request, key *rei
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeApproval(w, a)
 	return nil
 }
 
@@ -127,7 +168,7 @@ func (s *Server) postClientVote(w http.ResponseWriter, r *http.Request, key *rei
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeApproval(w, a)
 	return nil
 }
 
@@ -136,7 +177,7 @@ func (s *Server) cancelApproval(w http.ResponseWriter, r *http.Request, key *rei
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeApproval(w, a)
 	return nil
 }
 

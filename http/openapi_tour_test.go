@@ -172,7 +172,9 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	run(tourStep{op: "GET /v1/approvals/{id}", path: "/v1/approvals/{approval}", key: "acme-agent", want: 200})
 	run(tourStep{op: "POST /v1/approvals/{id}/votes", path: "/v1/approvals/{approval}/votes", key: "acme-approver", want: 200,
 		body: map[string]any{"vote": "edit", "message": "staging first", "args": map[string]any{"env": "staging"}}})
-	run(tourStep{op: "POST /v1/approvals/{id}/votes", path: "/v1/approvals/{approval}/votes", key: "acme-approver", body: map[string]any{"vote": "approve"}, want: 409})
+	run(tourStep{op: "POST /v1/approvals/{id}/votes", path: "/v1/approvals/{approval}/votes", key: "acme-approver", body: map[string]any{"vote": "approve", "revision": 2}, want: 409})
+	run(tourStep{op: "POST /v1/approvals/{id}/votes", path: "/v1/approvals/{approval}/votes", key: "acme-approver", body: map[string]any{"vote": "approve", "revision": 1}, want: 409})
+	run(tourStep{op: "POST /v1/approvals/{id}/votes", path: "/v1/approvals/{approval}/votes", key: "acme-approver", body: map[string]any{"vote": "approve"}, want: 400})
 	run(tourStep{op: "POST /v1/approvals/{id}/client-vote", path: "/v1/approvals/{approval}/client-vote", key: "acme-agent2", body: map[string]any{"vote": "approve"}})
 	run(tourStep{op: "GET /v1/approvals/{id}/wait", path: "/v1/approvals/{approval}/wait?timeout_ms=0", key: "acme-agent", want: 200})
 	run(tourStep{op: "POST /v1/approvals/{id}/cancel", path: "/v1/approvals/{approval}/cancel", key: "acme-agent", want: 200})

@@ -195,5 +195,5 @@ func (s *Server) steppedUpVote(r *http.Request, key *rein.Key, v *voteRequest) (
 	if err := svc.Verify(r.Context(), key, passkey.ApprovalPurpose(a), v.StepUp); err != nil {
 		return nil, passkeyError(err)
 	}
-	return s.Pipeline.VoteSteppedUp(r.Context(), key, a.ID, v.Vote, v.Message, v.Args, v.Grant)
+	return s.Pipeline.VoteSteppedUp(r.Context(), key, a.ID, v.ballot())
 }

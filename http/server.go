@@ -364,7 +364,7 @@ func statusCode(code string) int {
 		return http.StatusNotFound
 	case rein.ECodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
-	case rein.ECodeConflict:
+	case rein.ECodeConflict, rein.ECodeStaleRevision:
 		return http.StatusConflict
 	case rein.ECodeGone:
 		return http.StatusGone
@@ -381,10 +381,15 @@ type errorBody struct {
 	Code     string `json:"code"`
 	Message  string `json:"message"`
 	Problems any    `json:"problems,omitempty"`
+	Details  any    `json:"details,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, err error) {
 	body := errorBody{Code: rein.ErrorCode(err), Message: rein.ErrorMessage(err)}
+	var re *rein.Error
+	if errors.As(err, &re) {
+		body.Details = re.Details
+	}
 	var ps policy.Problems
 	if errors.As(err, &ps) {
 		body.Code, body.Message, body.Problems = rein.ECodeBadRequest, "the policy does not compile: "+ps.Error(), ps

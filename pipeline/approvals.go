@@ -159,17 +159,25 @@ func (p *Pipeline) Vote(ctx context.Context, key *rein.Key, id, kind, message st
 // ("once", "session" or a window such as "1h"; "" is once), within what the
 // approval's rules permit.
 func (p *Pipeline) VoteGrant(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage, grant string) (*rein.Approval, error) {
-	return p.voteAs(ctx, key, id, kind, message, args, grant, false)
+	return p.Cast(ctx, key, id, approval.Ballot{Kind: kind, Message: message, Args: args, Grant: grant})
+}
+
+// Cast casts key's ballot on approval id. The ballot names the revision of
+// the action its voter was shown: an approve or edit of any other revision
+// is refused (ECodeStaleRevision, with the current approval as the error's
+// details); a reject always counts.
+func (p *Pipeline) Cast(ctx context.Context, key *rein.Key, id string, b approval.Ballot) (*rein.Approval, error) {
+	return p.voteAs(ctx, key, id, b, false)
 }
 
 // VoteSteppedUp is VoteGrant for a vote the voter has just confirmed with a
 // passkey: it counts on approvals that need step-up. Only the caller that
 // verified the passkey assertion for this key and approval may call it.
-func (p *Pipeline) VoteSteppedUp(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage, grant string) (*rein.Approval, error) {
-	return p.voteAs(ctx, key, id, kind, message, args, grant, true)
+func (p *Pipeline) VoteSteppedUp(ctx context.Context, key *rein.Key, id string, b approval.Ballot) (*rein.Approval, error) {
+	return p.voteAs(ctx, key, id, b, true)
 }
 
-func (p *Pipeline) voteAs(ctx context.Context, key *rein.Key, id, kind, message string, args json.RawMessage, grant string, steppedUp bool) (*rein.Approval, error) {
+func (p *Pipeline) voteAs(ctx context.Context, key *rein.Key, id string, b approval.Ballot, steppedUp bool) (*rein.Approval, error) {
 	if !key.Has(rein.RoleApprover, rein.RoleAdmin) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; voting needs the approver or admin role", key.Name, key.Roles)
 	}
@@ -177,9 +185,12 @@ func (p *Pipeline) voteAs(ctx context.Context, key *rein.Key, id, kind, message 
 	if err != nil {
 		return nil, err
 	}
+	if err := approval.Current(cur, b.Kind, b.Revision); err != nil {
+		return nil, p.voteError(ctx, id, err) // before policy is asked about an edit of a stale version
+	}
 	var need *ApprovalNeeds
-	if kind == approval.Edit {
-		if args, need, err = p.checkEdit(ctx, cur, args); err != nil {
+	if b.Kind == approval.Edit {
+		if b.Args, need, err = p.checkEdit(ctx, cur, b.Args); err != nil {
 			return nil, err
 		}
 	}
@@ -190,7 +201,7 @@ func (p *Pipeline) voteAs(ctx context.Context, key *rein.Key, id, kind, message 
 		}
 	}
 	voter.SteppedUp = steppedUp
-	return p.vote(ctx, id, voter, key.Name, kind, message, args, need, grant)
+	return p.vote(ctx, id, voter, key.Name, b, need)
 }
 
 // ClientVote records the vote of the MCP client's user, sent by the gateway
@@ -211,14 +222,17 @@ func (p *Pipeline) ClientVote(ctx context.Context, key *rein.Key, id, kind, mess
 	if !approval.AsksClient(cur) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "approval %s does not name \"client\" among its approvers; the client's user cannot vote on it", id)
 	}
-	return p.vote(ctx, id, approval.ClientVoter(key), "client", kind, message, nil, nil, "")
+	// The client's user answers the form the gateway drew from the approval
+	// as it was when asked: a later edit makes that answer stale.
+	return p.vote(ctx, id, approval.ClientVoter(key), "client", approval.Ballot{Kind: kind, Message: message, Revision: 1}, nil)
 }
 
 // vote records one vote and, when it decides the approval, the transition.
 // An edit's vote carries what policy asks for the edited action (need):
 // those approvals are added to the approval's before the vote counts, so an
 // edit never escapes what policy requires for what will run.
-func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, actor, kind, message string, args json.RawMessage, need *ApprovalNeeds, grant string) (*rein.Approval, error) {
+func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, actor string, b approval.Ballot, need *ApprovalNeeds) (*rein.Approval, error) {
+	kind, message, args, grant := b.Kind, b.Message, b.Args, b.Grant
 	now := p.now()
 	a, err := p.changeApproval(ctx, id, func(a *rein.Approval) ([]*rein.Entry, error) {
 		if need != nil {
@@ -234,11 +248,11 @@ func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, ac
 				}
 			}
 		}
-		t, err := approval.VoteGrant(a, voter, kind, message, args, grant, now)
+		t, err := approval.Cast(a, voter, b, now)
 		if err != nil {
 			return nil, err
 		}
-		data := map[string]any{"vote": kind, "message": message, "by_key": voter.KeyID}
+		data := map[string]any{"vote": kind, "message": message, "by_key": voter.KeyID, "revision": a.Votes[len(a.Votes)-1].Revision}
 		if grant != "" {
 			data["grant"] = grant
 		}
@@ -249,7 +263,7 @@ func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, ac
 			data["step_up"] = "passkey"
 		}
 		if kind == approval.Edit {
-			data["args"] = args
+			data["args"], data["args_hash"] = args, a.ArgsHash
 			data["approver_sets"], data["quorum"] = a.ApproverSets, a.Quorum
 		}
 		entries := []*rein.Entry{{TS: now, Tenant: a.Tenant, Kind: rein.KindApprovalVote, Actor: actor, Subject: a.ID, Data: data}}
@@ -258,22 +272,49 @@ func (p *Pipeline) vote(ctx context.Context, id string, voter approval.Voter, ac
 		}
 		return entries, nil
 	})
-	switch {
-	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrVoted):
-		return nil, rein.Errorf(rein.ECodeConflict, "%v", err)
-	case errors.Is(err, approval.ErrSelfVote), errors.Is(err, approval.ErrNotApprover):
-		return nil, rein.Errorf(rein.ECodeForbidden, "%v", err)
-	case errors.Is(err, approval.ErrStepUp):
-		return nil, rein.Errorf(rein.ECodeForbidden, "%v; confirm it in the console at %s/approvals/%s", err, strings.TrimRight(p.BaseURL, "/"), id)
-	case errors.Is(err, approval.ErrBadVote):
-		return nil, rein.Errorf(rein.ECodeBadRequest, "%v", err)
-	case err != nil:
-		return nil, rein.Errorf(rein.ECodeUnavailable, "the vote could not be recorded: %v; retry", err)
+	if err != nil {
+		return nil, p.voteError(ctx, id, err)
 	}
 	if p.Resolved != nil && (a.Status == rein.StatusApproved || a.Status == rein.StatusRejected) {
 		p.Resolved(a)
 	}
 	return a, nil
+}
+
+// voteError is the error a refused vote answers with. A stale revision
+// carries the approval as it is now, so that the surface can show the
+// voter the current version.
+func (p *Pipeline) voteError(ctx context.Context, id string, err error) error {
+	switch {
+	case errors.Is(err, approval.ErrStaleRevision):
+		e := rein.Errorf(rein.ECodeStaleRevision, "%v; review the current version and vote on it", err)
+		if cur, rerr := p.Store.Approval(ctx, id); rerr == nil {
+			e.Details = cur
+		}
+		return e
+	case errors.Is(err, approval.ErrNoRevision):
+		return rein.Errorf(rein.ECodeBadRequest, `%v: send "revision" (or If-Match) with the revision shown, currently %d`, err, p.currentRevision(ctx, id))
+	case errors.Is(err, approval.ErrNotPending), errors.Is(err, approval.ErrVoted):
+		return rein.Errorf(rein.ECodeConflict, "%v", err)
+	case errors.Is(err, approval.ErrSelfVote), errors.Is(err, approval.ErrNotApprover):
+		return rein.Errorf(rein.ECodeForbidden, "%v", err)
+	case errors.Is(err, approval.ErrStepUp):
+		return rein.Errorf(rein.ECodeForbidden, "%v; confirm it in the console at %s/approvals/%s", err, strings.TrimRight(p.BaseURL, "/"), id)
+	case errors.Is(err, approval.ErrBadVote):
+		return rein.Errorf(rein.ECodeBadRequest, "%v", err)
+	}
+	var e *rein.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return rein.Errorf(rein.ECodeUnavailable, "the vote could not be recorded: %v; retry", err)
+}
+
+func (p *Pipeline) currentRevision(ctx context.Context, id string) int {
+	if a, err := p.Store.Approval(ctx, id); err == nil {
+		return a.Revision
+	}
+	return 0
 }
 
 // checkEdit decides the edited action as a new check of the same agent,

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/reinhq/rein"
@@ -17,8 +18,10 @@ import (
 //
 // seen, when given, is the approvals the voter was shown: the agent may add
 // to its turn while a person reads it, so unless the batch's pending
-// approvals are exactly seen, nothing is voted (409). A vote is only ever
-// about what the voter saw.
+// approvals are exactly seen, nothing is voted (409). Each is an approval id,
+// or "id@N" for the revision N the voter was shown; an approval that has been
+// edited must be named with its current revision, or nothing is voted. A
+// vote is only ever about what the voter saw.
 func (p *Pipeline) VoteBatch(ctx context.Context, key *rein.Key, tenant, batch, kind, message, grant string, seen []string) ([]*rein.Approval, error) {
 	if kind != approval.Approve && kind != approval.Reject {
 		return nil, rein.Errorf(rein.ECodeBadRequest, `a batch vote is "approve" or "reject"; edit approvals one by one`)
@@ -39,8 +42,17 @@ func (p *Pipeline) VoteBatch(ctx context.Context, key *rein.Key, tenant, batch, 
 	if len(batchOf) == 0 {
 		return nil, rein.Errorf(rein.ECodeNotFound, "batch %q has no pending approvals", batch)
 	}
+	revisions := map[string]int{}
 	if seen != nil {
-		if err := sameApprovals(batch, batchOf, seen); err != nil {
+		ids := make([]string, len(seen))
+		for i, x := range seen {
+			id, rev, err := seenRevision(x)
+			if err != nil {
+				return nil, err
+			}
+			ids[i], revisions[id] = id, rev
+		}
+		if err := sameApprovals(batch, batchOf, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -65,11 +77,15 @@ func (p *Pipeline) VoteBatch(ctx context.Context, key *rein.Key, tenant, batch, 
 		if grant != "" && !approval.Permits(a, grant) {
 			return nil, rein.Errorf(rein.ECodeBadRequest, "approval %s of batch %q does not permit grant %q; no vote of the batch was recorded", a.ID, batch, grant)
 		}
+		if err := approval.Current(a, kind, revisions[a.ID]); err != nil {
+			return nil, rein.Errorf(rein.ECodeConflict, `approval %s of batch %q: %v; no vote of the batch was recorded: list it as "%s@%d" once you have seen that revision`,
+				a.ID, batch, err, a.ID, a.Revision)
+		}
 	}
 	out := make([]*rein.Approval, 0, len(batchOf))
 	var done []string
 	for _, a := range batchOf {
-		v, err := p.VoteGrant(ctx, key, a.ID, kind, message, nil, grant)
+		v, err := p.Cast(ctx, key, a.ID, approval.Ballot{Kind: kind, Message: message, Grant: grant, Revision: revisions[a.ID]})
 		if err != nil {
 			// Another vote or the clock changed an approval meanwhile.
 			return out, rein.Errorf(rein.ECodeConflict, "approval %s of batch %q: %s; recorded before it: %s",
@@ -80,6 +96,20 @@ func (p *Pipeline) VoteBatch(ctx context.Context, key *rein.Key, tenant, batch, 
 	}
 	p.Log.Info("batch voted", "batch", batch, "vote", kind, "approvals", len(out), "by", key.Name)
 	return out, nil
+}
+
+// seenRevision reads one entry of a batch vote's seen list: "apr_x" or
+// "apr_x@N" (N the revision the voter was shown).
+func seenRevision(s string) (string, int, error) {
+	id, rev, ok := strings.Cut(s, "@")
+	if !ok {
+		return s, 0, nil
+	}
+	n, err := strconv.Atoi(rev)
+	if err != nil || n < 1 || id == "" {
+		return "", 0, rein.Errorf(rein.ECodeBadRequest, `%q: a seen approval is its id, or "<id>@<revision>" with the revision shown (1 or more)`, s)
+	}
+	return id, n, nil
 }
 
 // sameApprovals refuses a batch vote whose voter saw other approvals than

@@ -55,7 +55,12 @@ func (f *fixture) vote(t *testing.T, k *rein.Key, id, kind, args string) (*rein.
 	if args != "" {
 		raw = json.RawMessage(args)
 	}
-	return f.p.Vote(context.Background(), k, id, kind, "", raw)
+	// The voter was shown the approval as it is now.
+	cur, err := f.p.Store.Approval(context.Background(), id)
+	if err != nil {
+		return nil, err
+	}
+	return f.p.Cast(context.Background(), k, id, approval.Ballot{Kind: kind, Args: raw, Revision: cur.Revision})
 }
 
 // TestAnEditNeedsWhatPolicyAsksForTheEditedAction: an edit is decided as a

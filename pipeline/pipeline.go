@@ -493,7 +493,7 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 		Risk: c.assessment.Tags, Rule: c.rule, Reason: c.reason, Approvers: a.Approvers, ApproverSets: c.result.ApproverSets,
 		Quorum: a.Quorum, RejectQuorum: a.RejectQuorum, GrantTTL: a.GrantTTL, Grants: a.Grants, Batch: c.input.Batch,
 		Escalations: a.Escalate, StepUp: a.StepUp, Asks: c.result.Asks, Votes: []rein.Vote{},
-		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL),
+		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL), Revision: 1, ArgsHash: rein.ArgsHash(c.outArgs),
 	}
 	c.created = true
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/approval"
 )
 
 const stepUpPolicy = `version: 1
@@ -35,7 +36,7 @@ func TestStepUpVotes(t *testing.T) {
 	if rein.ErrorCode(err) != rein.ECodeForbidden || !strings.Contains(err.Error(), "http://rein/approvals/"+big.Approval.ID) {
 		t.Errorf("unconfirmed approve: %v", err)
 	}
-	a, err := f.p.VoteSteppedUp(ctx, carol, big.Approval.ID, "approve", "", nil, "")
+	a, err := f.p.VoteSteppedUp(ctx, carol, big.Approval.ID, approval.Ballot{Kind: "approve"})
 	if err != nil || a.Status != rein.StatusApproved || !a.Votes[0].StepUp {
 		t.Fatalf("confirmed approve: %+v %v", a, err)
 	}

@@ -366,6 +366,7 @@ func scanApproval(row pgx.Row) (*rein.Approval, error) {
 	if string(r.Approval.ApprovedArgs) == "null" {
 		r.Approval.ApprovedArgs = nil
 	}
+	r.Approval.Upgrade()
 	return r.Approval, nil
 }
 

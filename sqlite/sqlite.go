@@ -964,6 +964,7 @@ func scanApproval(row scanner) (*rein.Approval, error) {
 	if string(r.Approval.ApprovedArgs) == "null" {
 		r.Approval.ApprovedArgs = nil
 	}
+	r.Approval.Upgrade()
 	return r.Approval, nil
 }
 
