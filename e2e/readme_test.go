@@ -2,12 +2,18 @@ package e2e
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/testenv"
 )
 
 // readmeCheck is one `bin/rein check …` line of the README's tour with the
@@ -94,6 +100,102 @@ func TestReadmeTourAsWritten(t *testing.T) {
 			if !found {
 				t.Errorf("README.md:%d: `%s`\n  the README shows: %s\n  rein printed:\n    %s", c.line, c.cmd, shown, strings.Join(printed, "\n    "))
 			}
+		}
+	}
+}
+
+// readmeBlock returns the README's first shell block that contains marker:
+// its line number and its lines.
+func readmeBlock(t *testing.T, marker string) (int, []string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	start, inBlock := 0, false
+	for n, line := range strings.Split(string(src), "\n") {
+		switch {
+		case !inBlock && strings.HasPrefix(line, "```sh"):
+			inBlock, start, block = true, n+2, nil
+		case inBlock && strings.HasPrefix(line, "```"):
+			inBlock = false
+			if slices.ContainsFunc(block, func(l string) bool { return strings.Contains(l, marker) }) {
+				return start, block
+			}
+		case inBlock:
+			block = append(block, line)
+		}
+	}
+	t.Fatalf("README.md has no shell block with %q", marker)
+	return 0, nil
+}
+
+// TestReadmeMCPDemoAsWritten runs the README's MCP gateway demo exactly as
+// written (its JSON-RPC lines piped into `bin/rein mcp` in front of the
+// reference filesystem server, from npm) against a server with the sample
+// policy: the read is forwarded and answered, the write outside the
+// workspace is answered at once with the approval it waits for, as the
+// README shows, and the whole demo ends.
+func TestReadmeMCPDemoAsWritten(t *testing.T) {
+	t.Parallel()
+	line, block := readmeBlock(t, "bin/rein mcp --name fs")
+	var script []string
+	for _, l := range block {
+		if !strings.HasPrefix(l, "#") {
+			script = append(script, l)
+		}
+	}
+	npm := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "mcp"))
+	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agent := createAgentKey(t, s, s.adminKey(), "claude", "demo")
+	// A directory like a clone of the repository: bin/rein, and the npm
+	// packages where `npx -y` finds the reference server without a download.
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	for link, target := range map[string]string{"bin/rein": reinBin, "node_modules": filepath.Join(npm, "node_modules"),
+		"package.json": filepath.Join(npm, "package.json")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", strings.Join(script, "\n"))
+	cmd.Dir, cmd.Env = dir, cleanEnv(s.clientEnv(agent)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	started := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("README.md:%d: the MCP demo failed after %s: %v\nstdout:\n%s\nstderr:\n%s", line, time.Since(started).Round(time.Second), err, out, stderr.String())
+	}
+	answers := map[int]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.ID != 0 {
+			answers[m.ID] = string(m.Result)
+		}
+	}
+	var read, write struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	if json.Unmarshal([]byte(answers[2]), &read) != nil || read.IsError || len(read.Content) == 0 || read.Content[0].Text != "hello\n" {
+		t.Errorf("README.md:%d: the read (id 2) is not answered with the file: %s\nall output:\n%s\nstderr:\n%s", line, answers[2], out, stderr.String())
+	}
+	if json.Unmarshal([]byte(answers[3]), &write) != nil || !write.IsError || len(write.Content) == 0 ||
+		!regexp.MustCompile(`^fs\.write_file needs approval apr_\S+ \(http://\S+/approvals/apr_\S+\): .*Nobody decided within 0s`).MatchString(write.Content[0].Text) {
+		t.Errorf("README.md:%d: the write (id 3) is not answered with its approval at once: %s\nall output:\n%s\nstderr:\n%s", line, answers[3], out, stderr.String())
+	}
+	// What the README shows under the demo is what rein answered.
+	shown := strings.Join(block, "\n")
+	for _, want := range []string{`"text":"hello\n"`, "fs.write_file needs approval apr_", "Nobody decided within 0s", `"isError":true`} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("README.md:%d: the demo's comments no longer show %q", line, want)
 		}
 	}
 }

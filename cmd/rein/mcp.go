@@ -41,7 +41,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	upstreamCmd := fs.String("upstream", "", "the upstream's command, run without a shell (instead of a command after --); its arguments go in --upstream-arg")
 	var upstreamArgs repeated
 	fs.Var(&upstreamArgs, "upstream-arg", "one argument of the --upstream command, taken as is (repeat for each, in order)")
-	wait := fs.Duration("wait", gateway.DefaultWait, "how long an asked call waits for its approval before the client gets an error naming it (keep it under the client's request timeout: 60s in the official SDKs)")
+	wait := fs.Duration("wait", gateway.DefaultWait, "how long an asked call waits for its approval before the client gets an error naming it (keep it under the client's request timeout: 60s in the official SDKs); 0s: do not wait, answer at once with the approval to decide")
 	progressEvery := fs.Duration("progress-every", gateway.DefaultProgressEvery, "how often a call waiting for its approval reports progress to a client that asked for it (a progressToken)")
 	reinTimeout := fs.Duration("rein-timeout", gateway.DefaultRequestTimeout, "how long the gateway waits for rein's answer to a check before it refuses the call, naming the cause")
 	sep2848 := fs.Bool("sep-2848", false, "offer pending approvals to Tasks clients in the shape of the draft SEP-2848 (io.modelcontextprotocol/tool-approval): identical pending calls share a task, finished tasks say whether the tool ran")
@@ -75,8 +75,11 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	case given != 1:
 		fmt.Fprintln(e.stderr, "rein mcp: give the upstream one way: a command after --, --upstream COMMAND (with --upstream-arg), or --upstream-url URL")
 		return exitUsage
-	case *wait <= 0 || *progressEvery <= 0 || *reinTimeout <= 0:
-		fmt.Fprintln(e.stderr, "rein mcp: --wait, --progress-every and --rein-timeout must be positive durations")
+	case *wait < 0:
+		fmt.Fprintln(e.stderr, "rein mcp: --wait must be 0s (do not wait) or a positive duration")
+		return exitUsage
+	case *progressEvery <= 0 || *reinTimeout <= 0:
+		fmt.Fprintln(e.stderr, "rein mcp: --progress-every and --rein-timeout must be positive durations")
 		return exitUsage
 	}
 	if *upstreamCmd != "" {
