@@ -48,6 +48,9 @@ type Dispatcher struct {
 
 	reminded   map[string]bool
 	lastDigest time.Time
+	// revised is the revision each approval was last announced again at
+	// after an edit, so that an edit is announced once.
+	revised map[string]int
 }
 
 func (d *Dispatcher) defaults() Channels {
@@ -112,6 +115,13 @@ func (d *Dispatcher) event(ctx context.Context, e *events.Event) {
 		}
 		return
 	}
+	if Edited(&a) && d.revised[a.ID] < a.Revision {
+		d.revise(ctx, &a, c)
+		return
+	}
+	if a.Status != rein.StatusPending {
+		delete(d.revised, a.ID)
+	}
 	if d.Slack != nil {
 		d.report("slack", a.ID, d.Slack.Update(ctx, &a))
 	}
@@ -120,6 +130,32 @@ func (d *Dispatcher) event(ctx context.Context, e *events.Event) {
 	}
 	if d.Push != nil && c.Push {
 		d.report("push", a.ID, d.Push.Update(ctx, &a))
+	}
+}
+
+// revise tells the approval's channels about an edit of its action: each
+// that is a Reviser announces the new revision again (with what changed),
+// the others update what they showed.
+func (d *Dispatcher) revise(ctx context.Context, a *rein.Approval, c Channels) {
+	if d.revised == nil {
+		d.revised = map[string]int{}
+	}
+	d.revised[a.ID] = a.Revision
+	tell := func(name string, ch Channel, targets []string) {
+		if r, ok := ch.(Reviser); ok {
+			d.report(name, a.ID, r.Revise(ctx, a, targets))
+			return
+		}
+		d.report(name, a.ID, ch.Update(ctx, a))
+	}
+	if d.Slack != nil {
+		tell("slack", d.Slack, c.Slack)
+	}
+	if d.Email != nil && c.Email {
+		tell("email", d.Email, nil)
+	}
+	if d.Push != nil && c.Push {
+		tell("push", d.Push, nil)
 	}
 }
 
