@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -51,22 +52,73 @@ func (c *Client) Approval(ctx context.Context, id string) (*rein.Approval, error
 }
 
 // Vote casts a vote: "approve", "reject", or "edit" with the edited args.
+// It names no revision, which rein accepts only while the action was never
+// edited (else 400): a voter who was shown the action votes with Cast.
 func (c *Client) Vote(ctx context.Context, id, vote, message string, args json.RawMessage) (*rein.Approval, error) {
-	return c.VoteGrant(ctx, id, vote, message, args, "")
+	return c.Cast(ctx, id, Ballot{Vote: vote, Message: message, Args: args})
 }
 
 // VoteGrant is Vote with the grant scope an approving vote chooses: "once"
 // (or ""), "session", or a window such as "1h", within what the rule permits.
 func (c *Client) VoteGrant(ctx context.Context, id, vote, message string, args json.RawMessage, grant string) (*rein.Approval, error) {
-	body := map[string]any{"vote": vote, "message": message}
-	if grant != "" {
-		body["grant"] = grant
+	return c.Cast(ctx, id, Ballot{Vote: vote, Message: message, Args: args, Grant: grant})
+}
+
+// Ballot is one vote on an approval.
+type Ballot struct {
+	// Vote is "approve", "reject" or "edit".
+	Vote    string
+	Message string
+	// Args are an edit's arguments (an edit counts as an approval of them).
+	Args json.RawMessage
+	// Grant is the scope an approving vote chooses: "once" (or ""),
+	// "session", or a window such as "1h", within what the rule permits.
+	Grant string
+	// Revision is the revision of the action the voter was shown
+	// (rein.Approval.Revision). An approve or edit of another revision is
+	// refused with a *StaleRevisionError; a reject always counts. 0 names
+	// none, which rein accepts only while the action was never edited.
+	Revision int
+}
+
+// StaleRevisionError is the answer to an approve or edit that named a
+// revision of the action other than the current one (code stale_revision,
+// 409): the action was edited since the voter saw it, and nothing counted.
+// Current is the approval as it is now, to show before voting again.
+type StaleRevisionError struct {
+	Err     *Error
+	Current *rein.Approval
+}
+
+func (e *StaleRevisionError) Error() string { return e.Err.Error() }
+func (e *StaleRevisionError) Unwrap() error { return e.Err }
+
+// Cast casts ballot b on approval id and returns the approval as the vote
+// left it. A vote on a stale revision is a *StaleRevisionError with the
+// current approval.
+func (c *Client) Cast(ctx context.Context, id string, b Ballot) (*rein.Approval, error) {
+	body := map[string]any{"vote": b.Vote, "message": b.Message}
+	if b.Grant != "" {
+		body["grant"] = b.Grant
 	}
-	if len(args) > 0 {
-		body["args"] = args
+	if len(b.Args) > 0 {
+		body["args"] = b.Args
+	}
+	if b.Revision > 0 {
+		body["revision"] = b.Revision
 	}
 	var out rein.Approval
-	if err := c.doJSON(ctx, "POST", "/v1/approvals/"+url.PathEscape(id)+"/votes", body, &out); err != nil {
+	err := c.doJSON(ctx, "POST", "/v1/approvals/"+url.PathEscape(id)+"/votes", body, &out)
+	var e *Error
+	if errors.As(err, &e) && e.Code == rein.ECodeStaleRevision {
+		stale := &StaleRevisionError{Err: e}
+		var cur rein.Approval
+		if json.Unmarshal(e.Details, &cur) == nil && cur.ID != "" {
+			stale.Current = &cur
+		}
+		return nil, stale
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -115,7 +167,9 @@ func (c *Client) Wait(ctx context.Context, id string, timeoutMS int64) (*WaitRes
 // VoteBatch casts one vote on every pending approval of an agent turn
 // (checks that carried batch), all or nothing. seen, when not empty, is the
 // approvals the voter was shown: unless the batch holds exactly those,
-// nothing is voted (409).
+// nothing is voted (409). Each is an approval id, or "id@N" with the
+// revision N the voter was shown; an approval that was edited must be named
+// with its current revision.
 func (c *Client) VoteBatch(ctx context.Context, batch, vote, message, grant string, seen []string) ([]*rein.Approval, error) {
 	var out []*rein.Approval
 	body := map[string]any{"vote": vote, "message": message}

@@ -29,13 +29,16 @@ func New(baseURL, key string) *Client {
 
 // Error is a non-2xx answer from rein: Code is the machine code of the
 // API's error body (bad_request, unauthenticated, forbidden, not_found,
-// conflict, gone, too_large, unavailable), Message says what is wrong and how
-// to fix it. A policy deny is not an Error: see DeniedError.
+// conflict, stale_revision, gone, too_large, unavailable), Message says what
+// is wrong and how to fix it. A policy deny is not an Error: see DeniedError.
 type Error struct {
 	Status   int
 	Code     string
 	Message  string
 	Problems []Problem
+	// Details is the error's "details", as sent (a stale vote's current
+	// approval: see StaleRevisionError).
+	Details json.RawMessage
 }
 
 // Problem is one thing wrong with a pushed or simulated policy.
@@ -80,15 +83,16 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	if resp.StatusCode >= 300 {
 		var eb struct {
 			Error struct {
-				Code     string    `json:"code"`
-				Message  string    `json:"message"`
-				Problems []Problem `json:"problems"`
+				Code     string          `json:"code"`
+				Message  string          `json:"message"`
+				Problems []Problem       `json:"problems"`
+				Details  json.RawMessage `json:"details"`
 			} `json:"error"`
 		}
 		if json.Unmarshal(data, &eb) != nil || eb.Error.Code == "" {
 			return &Error{Status: resp.StatusCode, Code: "http_" + fmt.Sprint(resp.StatusCode), Message: strings.TrimSpace(string(data))}
 		}
-		return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, Problems: eb.Error.Problems}
+		return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, Problems: eb.Error.Problems, Details: eb.Error.Details}
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
