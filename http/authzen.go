@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
 	"time"
 
@@ -59,6 +61,22 @@ func (s *Server) authzen(h func(w http.ResponseWriter, r *http.Request, key *rei
 	}
 }
 
+// readJSON reads a body that the AuthZEN transport binding requires to be
+// application/json. Any other media type, or none, is refused before the
+// body is read: a form post or text/plain body is not evaluated, whatever
+// it holds (certification case C-2-4-3). Parameters such as charset are
+// accepted.
+func readJSON(r *http.Request) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		if ct == "" {
+			ct = "none"
+		}
+		return nil, fmt.Errorf("the body must be sent as Content-Type: application/json (got %s)", ct)
+	}
+	return readBody(r)
+}
+
 func authzenError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, msg)
 }
@@ -71,7 +89,7 @@ func problem(w http.ResponseWriter, status int, typ, title, detail string) {
 }
 
 func (s *Server) authzenEvaluation(w http.ResponseWriter, r *http.Request, key *rein.Key) {
-	body, err := readBody(r)
+	body, err := readJSON(r)
 	var e authzen.Evaluation
 	if err == nil {
 		err = json.Unmarshal(body, &e)
@@ -92,7 +110,7 @@ func (s *Server) authzenEvaluation(w http.ResponseWriter, r *http.Request, key *
 }
 
 func (s *Server) authzenEvaluations(w http.ResponseWriter, r *http.Request, key *rein.Key) {
-	body, err := readBody(r)
+	body, err := readJSON(r)
 	var b authzen.Batch
 	if err == nil {
 		err = json.Unmarshal(body, &b)
@@ -236,17 +254,18 @@ func (s *Server) render(ctx context.Context, key *rein.Key, rec *rein.CheckRecor
 // it asked; the submission binds to it by the denied evaluation's id and
 // must describe the same action, and returns its task.
 func (s *Server) accessRequest(w http.ResponseWriter, r *http.Request, key *rein.Key) {
-	body, err := readBody(r)
+	body, err := readJSON(r)
+	if err != nil {
+		problem(w, http.StatusBadRequest, "about:blank", "Not a JSON request", err.Error())
+		return
+	}
 	var sub struct {
 		authzen.Evaluation
 		Denial struct {
 			EvaluationID string `json:"evaluation_id"`
 		} `json:"denial"`
 	}
-	if err == nil {
-		err = json.Unmarshal(body, &sub)
-	}
-	if err != nil {
+	if err := json.Unmarshal(body, &sub); err != nil {
 		problem(w, http.StatusBadRequest, authzen.ErrInvalidBinding, "Not an access request", err.Error())
 		return
 	}
