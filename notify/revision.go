@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
@@ -17,6 +18,17 @@ import (
 // gets Update.
 type Reviser interface {
 	Revise(ctx context.Context, a *rein.Approval, targets []string) error
+}
+
+// Args are the arguments of a's current revision, as they will run: the
+// last edit's, else the agent's request. It is a.CurrentArgs, except that
+// an approval read back from JSON (an event, an API answer) has
+// "approved_args": null when never edited, which is no edit.
+func Args(a *rein.Approval) json.RawMessage {
+	if len(a.ApprovedArgs) > 0 && string(a.ApprovedArgs) != "null" {
+		return a.ApprovedArgs
+	}
+	return a.Args
 }
 
 // Edited reports whether a's latest change is an edit of its action: it is

@@ -128,3 +128,25 @@ func TestDispatcherRevise(t *testing.T) {
 		}
 	}
 }
+
+// TestArgs: the current revision's arguments, also of an approval read
+// back from JSON, whose approved_args is null when it was never edited.
+func TestArgs(t *testing.T) {
+	var fresh rein.Approval
+	if err := json.Unmarshal([]byte(`{"args":{"to":"acct-a"},"approved_args":null,"revision":1}`), &fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		a    *rein.Approval
+		want string
+	}{
+		{"read from JSON, never edited", &fresh, `{"to":"acct-a"}`},
+		{"edited", edited(), `{"amount":50,"to":"acct-mallory"}`},
+		{"never edited", &rein.Approval{Args: json.RawMessage(`{"to":"acct-a"}`)}, `{"to":"acct-a"}`},
+	} {
+		if got := string(Args(c.a)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
