@@ -45,10 +45,13 @@ type shown struct {
 	Review bool
 }
 
+// layout lays out the action of a's current revision: the arguments as they
+// will run (an edit's, else the agent's request).
 func layout(a *rein.Approval, tools []risk.ToolSpec) shown {
-	fields := notify.Fields(a.Tool, a.Args, tools)
+	args := notify.Args(a)
+	fields := notify.Fields(a.Tool, args, tools)
 	tool := notify.Visible(a.Tool)
-	s := shown{Tool: clipUTF8(tool, toolMax), ToolCut: len(tool) > toolMax, Size: len(a.Args), Full: len(tool) <= toolMax}
+	s := shown{Tool: clipUTF8(tool, toolMax), ToolCut: len(tool) > toolMax, Size: len(args), Full: len(tool) <= toolMax}
 	total := 0
 	for _, f := range fields {
 		total += len(f.Name) + len(f.Value)
@@ -126,6 +129,34 @@ func (s shown) text() string {
 		fmt.Fprintf(&b, "  … and %d more arguments, not shown here.\n", s.More)
 	}
 	return b.String()
+}
+
+// versionText says, first, which version of the action an e-mail shows: for
+// an edited action who edited it and what changed from the agent's request,
+// then the heading of the arguments as they will run.
+func versionText(a *rein.Approval) string {
+	if a.Revision < 2 {
+		return "Arguments:\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "EDITED by %s: this is revision %d of the action, not the agent's request. Changed from the agent's request:\n",
+		oneLine(editor(a)), a.Revision)
+	lines := notify.ChangeLines(a)
+	if len(lines) == 0 {
+		lines = []string{"nothing: the edit is the agent's request again"}
+	}
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  %s\n", oneLine(l))
+	}
+	fmt.Fprintf(&b, "\nWill run (revision %d, as edited):\n", a.Revision)
+	return b.String()
+}
+
+func editor(a *rein.Approval) string {
+	if by := notify.Editor(a); by != "" {
+		return by
+	}
+	return "an approver"
 }
 
 // riskText says what rein derived about the action and which rule asks.

@@ -117,21 +117,12 @@ func (m *Mailer) recipients(ctx context.Context, a *rein.Approval) []recipient {
 			m.Log.Warn("e-mail approver has no usable key", "err", err)
 			continue
 		}
-		if !notify.Eligible(a, key) || voted(a, key) {
+		if !notify.Eligible(a, key) || notify.VotedOnCurrent(a, key) {
 			continue
 		}
 		out = append(out, recipient{ap, key})
 	}
 	return out
-}
-
-func voted(a *rein.Approval, k *rein.Key) bool {
-	for _, v := range a.Votes {
-		if v.ByKey == k.ID {
-			return true
-		}
-	}
-	return false
 }
 
 // link returns a fresh link for r to vote on a; only, when set, is the one
@@ -158,6 +149,17 @@ func (m *Mailer) Remind(ctx context.Context, a *rein.Approval, _ []string) error
 	return m.each(ctx, a, "Reminder: approval needed")
 }
 
+// Revise writes again, with fresh links, to every eligible approver who has
+// not voted on the edited action: the edit made a new revision, which the
+// e-mail shows with what changed, first. Approvals of the revision before
+// no longer count, so those who gave them are written to as well.
+func (m *Mailer) Revise(ctx context.Context, a *rein.Approval, _ []string) error {
+	if a.Status != rein.StatusPending {
+		return nil
+	}
+	return m.each(ctx, a, "Edited, approval needed again")
+}
+
 // Update sends nothing: an approver learns the outcome from the link page
 // and the console; one e-mail per vote would teach people to ignore them.
 func (m *Mailer) Update(ctx context.Context, a *rein.Approval) error { return nil }
@@ -174,7 +176,9 @@ func (m *Mailer) each(ctx context.Context, a *rein.Approval, what string) error 
 }
 
 // letter is the e-mail to r about a: what is asked, its risk tags and the
-// rule that asked, the arguments (see layout), and r's link. The link can
+// rule that asked, the version of the action (an edit's changes first, then
+// the arguments as they will run: see layout), and r's link, whose page
+// shows the current version when it is opened. The link can
 // approve only when the e-mail shows the whole action and the approval needs
 // no step-up; otherwise it can only reject, and the e-mail sends the
 // approver to the console to decide (to confirm with a passkey).
@@ -183,8 +187,8 @@ func (m *Mailer) letter(a *rein.Approval, r recipient, what string) (string, str
 	subject := fmt.Sprintf("%s: %s wants to run %s", what, oneLine(notify.Visible(a.Agent)), oneLine(show.Tool))
 	console := m.BaseURL + "/approvals/" + url.PathEscape(a.ID)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s wants to run %s (session %s).\n\n%s\nArguments:\n%s\nApprovals: %s\nExpires: %s\n\n",
-		oneLine(notify.Visible(a.Agent)), oneLine(show.Tool), oneLine(notify.Visible(a.Session)), riskText(a), show.text(),
+	fmt.Fprintf(&b, "%s wants to run %s (session %s).\n\n%s\n%s%s\nApprovals: %s\nExpires: %s\n\n",
+		oneLine(notify.Visible(a.Agent)), oneLine(show.Tool), oneLine(notify.Visible(a.Session)), riskText(a), versionText(a), show.text(),
 		notify.Progress(a), a.ExpiresAt.UTC().Format(time.RFC1123))
 	if a.StepUp {
 		link, exp := m.link(a, r, approval.Reject)
@@ -255,6 +259,9 @@ func (m *Mailer) digestItem(a *rein.Approval, r recipient) string {
 	show := layout(a, m.tools(a))
 	item := fmt.Sprintf("- %s wants to run %s (%s; risk: %s), expires %s\n", oneLine(notify.Visible(a.Agent)), oneLine(show.Tool), notify.Progress(a),
 		oneLine(strings.Join(a.Risk, ", ")), a.ExpiresAt.UTC().Format(time.RFC1123))
+	if a.Revision > 1 {
+		item += fmt.Sprintf("  EDITED by %s (revision %d): %s\n", oneLine(editor(a)), a.Revision, oneLine(strings.Join(notify.ChangeLines(a), "; ")))
+	}
 	if a.StepUp {
 		link, _ := m.link(a, r, approval.Reject)
 		return item + fmt.Sprintf("  Approving needs a passkey confirmation: confirm in rein, %s/approvals/%s\n  Reject only: %s\n",

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/reinhq/rein"
@@ -33,6 +34,11 @@ h2{font-size:1rem;margin:1rem 0 .25rem}.warn{background:#fff4d6;padding:.5rem .7
 {{with .A}}<p><strong>{{visible .Agent}}</strong> wants to run <code>{{$.Shown.Tool}}</code> (session {{visible .Session}}).</p>
 <p>{{.Reason}}</p><p class="note">Rule {{.Rule}} · approval {{.ID}}</p>
 <p id="risk">Risk: {{range $i, $t := .Risk}}{{if $i}}, {{end}}<code>{{$t}}</code>{{else}}none derived from the arguments{{end}}</p>{{end}}
+{{if .Stale}}<p id="stale" class="warn"><strong>The action changed: your vote was not counted.</strong> It was edited after this page showed it to you.
+Below is the current version (revision {{.A.Revision}}): read it, then approve or reject it.</p>{{end}}
+{{with .A}}{{if gt .Revision 1}}<div id="edited" class="warn"><p><strong>Edited by {{visible $.Editor}}</strong>: this is revision {{.Revision}} of the action, not the agent's request.
+Changed from the agent's request:</p><ul>{{range $.Changes}}<li><code>{{.}}</code></li>{{else}}<li>nothing: the edit is the agent's request again</li>{{end}}</ul></div>{{end}}
+<h2 id="will-run">Will run (revision {{.Revision}}{{if gt .Revision 1}}, as edited{{end}})</h2>{{end}}
 {{with .Shown}}{{if not .Full}}<p id="too-long" class="warn">The arguments are too long to show here: {{.Size}} bytes.
 This page cannot approve them: open the approval in the console to read them in full and decide there. Below is the start of each argument, the ones that carry risk first.</p>{{end}}
 <div id="args">{{range .Fields}}<h2>{{if .Name}}<code>{{.Name}}</code>{{else}}Arguments{{end}}{{if .Risky}} · carries risk{{end}}</h2>
@@ -43,7 +49,8 @@ This page cannot approve them: open the approval in the console to read them in 
 <a href="{{.Console}}"><strong>Confirm in rein</strong></a>. Rejecting needs none and works from here.</p>{{end}}
 {{if .Form}}<form method="post" action="{{.Action}}">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
-<p class="note">You decide as {{.Who}}.</p>
+<input type="hidden" name="revision" value="{{.A.Revision}}">
+<p class="note">You decide as {{.Who}}, on revision {{.A.Revision}} of the action as shown above.</p>
 {{if .Approve}}<button class="approve" name="vote" value="approve" type="submit">Approve</button>
 {{end}}<button class="reject" name="vote" value="reject" type="submit">Reject</button>
 </form>{{end}}
@@ -56,6 +63,21 @@ type view struct {
 	A                                         *rein.Approval
 	Shown                                     *shown
 	Form, Approve, StepUp                     bool
+	// Stale: the vote posted was for a revision no longer current; the
+	// page shows the current one to vote on again.
+	Stale bool
+	// Editor and Changes say who edited the action and what changed from
+	// the agent's request (an approval whose revision is 2 or more).
+	Editor  string
+	Changes []string
+}
+
+// version fills in what the page says of the approval's current revision.
+func (v view) version() view {
+	if v.A != nil && v.A.Revision > 1 {
+		v.Editor, v.Changes = editor(v.A), notify.ChangeLines(v.A)
+	}
+	return v
 }
 
 // approvable says whether a link may approve a: a link that may only
@@ -138,7 +160,30 @@ func (m *Mailer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.render(w, http.StatusGone, view{Title: "This link cannot be used", Status: "the link was used already"})
 			return
 		}
-		got, err := m.Pipeline.Vote(ctx, key, a.ID, kind, "via e-mail link", nil)
+		// The page embeds the revision it showed: the vote is for that one.
+		rev, _ := strconv.Atoi(r.PostFormValue("revision"))
+		got, err := m.Pipeline.Cast(ctx, key, a.ID, approval.Ballot{Kind: kind, Message: "via e-mail link", Revision: max(rev, 0)})
+		var re *rein.Error
+		if errors.As(err, &re) && re.Code == rein.ECodeStaleRevision {
+			// Nothing was counted: the link stays usable, and the page
+			// shows the version that is current now, to vote on again.
+			m.unuse(l)
+			m.refuse(ctx, l, err.Error())
+			cur, ok := re.Details.(*rein.Approval)
+			if !ok {
+				cur, _ = m.Pipeline.Approval(ctx, key, a.ID)
+			}
+			if cur == nil || cur.Status != rein.StatusPending {
+				m.render(w, http.StatusConflict, view{Title: "The action changed: your vote was not counted", Status: rein.ErrorMessage(err), Console: console})
+				return
+			}
+			curShown := layout(cur, m.tools(cur))
+			can, _ := m.approvable(l, cur)
+			m.render(w, http.StatusConflict, view{Title: "The action changed: your vote was not counted", A: cur, Shown: &curShown, Stale: true,
+				Status: notify.Progress(cur), Form: true, Approve: can, StepUp: cur.StepUp, Action: "/approve/" + token,
+				CSRF: r.PostFormValue("csrf"), Who: key.Name, Console: console})
+			return
+		}
 		if err != nil {
 			m.refuse(ctx, l, err.Error())
 			m.render(w, http.StatusForbidden, view{Title: "Your vote was refused", Status: rein.ErrorMessage(err), Console: console})
@@ -228,6 +273,14 @@ func (m *Mailer) use(l Link) bool {
 	return true
 }
 
+// unuse makes a link usable again after a vote that was not counted
+// because the action changed under it.
+func (m *Mailer) unuse(l Link) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.used, l.Nonce)
+}
+
 func (m *Mailer) refuse(ctx context.Context, l Link, reason string) { m.refuseN(ctx, l, reason, 0) }
 
 func (m *Mailer) refuseN(ctx context.Context, l Link, reason string, suppressed int) {
@@ -249,7 +302,7 @@ func (m *Mailer) console(a *rein.Approval) string {
 func (m *Mailer) render(w http.ResponseWriter, code int, v view) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	page.Execute(w, v)
+	page.Execute(w, v.version())
 }
 
 func randomToken() string {
