@@ -350,7 +350,8 @@ var apiValidator = sync.OnceValues(func() (validator.Validator, error) {
 // policy or the tool (arguments, facts, answers and forms, audit data):
 // their schema says what they are, and strict checking stops at them.
 var freeForm = []string{"args", "approved_args", "facts", "labels", "answer", "schema", "data", "payload",
-	"policy_data", "parameter_overrides", "updatedInput"}
+	"policy_data", "parameter_overrides", "updatedInput",
+	"options"} // WebAuthn's options, as the WebAuthn specification defines them
 
 // ndjsonDecoder reads newline-delimited JSON as the array of its lines,
 // as the document describes GET /v1/audit/entries.

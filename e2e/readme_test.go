@@ -199,3 +199,57 @@ func TestReadmeMCPDemoAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeQuickStartHasPasskeys: the tour's large payment needs a passkey
+// (step_up). On a server started as the quick start starts it (no
+// base_url, a loopback address), people reach rein at localhost, which
+// WebAuthn accepts: the approval's link names it, the console offers a
+// passkey with localhost as its relying party, and rein says where the
+// console is. An IP address there made every passkey ceremony a 409.
+func TestReadmeQuickStartHasPasskeys(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	port := s.URL[strings.LastIndexByte(s.URL, ':')+1:]
+	base := "http://localhost:" + port
+	if want := "the console, and the links in approvals, are at " + base + "/"; !strings.Contains(s.stdout.String(), want) {
+		t.Errorf("rein serve does not say where the console is (%q):\n%s", want, s.stdout)
+	}
+	admin := s.adminKey()
+	agent := createAgentKey(t, s, admin, "builder", "demo")
+	code, body := httpDo(t, "POST", s.URL+"/v1/keys", admin, []byte(`{"name":"bob","tenant":"demo","roles":["approver"],"groups":["finance"]}`), "application/json")
+	if code != 201 {
+		t.Fatalf("create approver: %d %s", code, body)
+	}
+	var bob struct{ Key string }
+	json.Unmarshal(body, &bob)
+
+	code, body = httpDo(t, "POST", s.URL+"/v1/check", agent, []byte(`{"tool":"payments.transfer","args":{"amount":5000,"to":"acme"},"intent":"pay invoice 42"}`), "application/json")
+	var res struct {
+		Decision string
+		Approval struct{ ID, URL string }
+	}
+	if code != 200 || json.Unmarshal(body, &res) != nil || res.Decision != "ask" {
+		t.Fatalf("the tour's payment: %d %s", code, body)
+	}
+	if want := base + "/approvals/" + res.Approval.ID; res.Approval.URL != want {
+		t.Errorf("the approval's link is %q, want %q", res.Approval.URL, want)
+	}
+	// Without a passkey the approver is told to confirm in the console.
+	code, body = httpDo(t, "POST", s.URL+"/v1/approvals/"+res.Approval.ID+"/votes", bob.Key, []byte(`{"vote":"approve","revision":1}`), "application/json")
+	if code != 403 || !strings.Contains(string(body), base+"/approvals/"+res.Approval.ID) {
+		t.Errorf("an approving vote without a passkey: %d %s; want 403 naming the console page", code, body)
+	}
+	// The console can register a passkey for the approver.
+	code, body = httpDo(t, "POST", s.URL+"/v1/passkeys/registration", bob.Key, nil, "")
+	var reg struct {
+		Options struct {
+			PublicKey struct {
+				RP struct{ ID string } `json:"rp"`
+			} `json:"publicKey"`
+		} `json:"options"`
+		Ceremony string `json:"ceremony"`
+	}
+	if code != 200 || json.Unmarshal(body, &reg) != nil || reg.Options.PublicKey.RP.ID != "localhost" || reg.Ceremony == "" {
+		t.Errorf("a passkey registration on the quick-start server: %d %s; want 200 with relying party localhost", code, body)
+	}
+}

@@ -23,7 +23,7 @@ var Settings = []Setting{
 	{"policy-dir", "REIN_POLICY_DIR", "policy_dir", "policy directory: global.yaml and tenants/<tenant>.yaml"},
 	{"policy-poll", "REIN_POLICY_POLL", "policy_poll", "how often policy files are checked for changes (default 1s)"},
 	{"db", "REIN_DB", "db", "database URL: sqlite:PATH or postgres://… (default: SQLite in the data directory)"},
-	{"base-url", "REIN_BASE_URL", "base_url", "external address for links in approvals (default http(s)://<listen>)"},
+	{"base-url", "REIN_BASE_URL", "base_url", "the address people reach rein at, for links in approvals and passkeys (default http(s)://<listen>; http://localhost:<port> when listening on a loopback address without TLS)"},
 	{"tls-cert", "REIN_TLS_CERT", "tls_cert", "PEM certificate (chain) to serve HTTPS with; re-read when the file changes"},
 	{"tls-key", "REIN_TLS_KEY", "tls_key", "PEM private key of --tls-cert; re-read when the file changes"},
 	{"body-timeout", "REIN_BODY_TIMEOUT", "body_timeout", "how long a request body may take to arrive after its headers (default 30s)"},

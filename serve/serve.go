@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,8 +116,11 @@ func LoadConfig(path string) (Config, error) {
 
 // Server is a running rein.
 type Server struct {
-	Addr     string // the address it listens on
-	URL      string // http://Addr, or https://Addr with TLS
+	Addr string // the address it listens on
+	URL  string // http://Addr, or https://Addr with TLS
+	// BaseURL is the address people reach rein at: base_url, else the
+	// default of defaultBaseURL.
+	BaseURL  string
 	Store    rein.Store
 	Policies *Policies
 	sealer   *audit.Sealer
@@ -238,7 +242,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	url := scheme + ln.Addr().String()
 	base := cfg.BaseURL
 	if base == "" {
-		base = url
+		base = defaultBaseURL(scheme, ln.Addr())
 	}
 
 	secret, err := consoleSecret(cfg, skey)
@@ -330,7 +334,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 	}
 
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &Server{tracing: tr, Addr: ln.Addr().String(), URL: url, Store: store, Policies: pols, sealer: sealer, shared: pg != nil, log: log, ln: ln, stop: stop, done: make(chan struct{}),
+	s := &Server{tracing: tr, Addr: ln.Addr().String(), URL: url, BaseURL: base, Store: store, Policies: pols, sealer: sealer, shared: pg != nil, log: log, ln: ln, stop: stop, done: make(chan struct{}),
 		http: &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
 	if src.File != "" || src.Dir != "" {
@@ -508,4 +512,17 @@ func openStore(ctx context.Context, cfg Config, log *slog.Logger) (metaStore, sh
 		return db, nil, err
 	}
 	return nil, nil, fmt.Errorf("--db %q: use sqlite:PATH (the default is SQLite in the data directory) or postgres://USER@HOST/DB", cfg.DB)
+}
+
+// defaultBaseURL is the address people reach rein at when base_url is not
+// set: the listening address, except that plain HTTP on a loopback address
+// is reached at localhost. A browser treats http://localhost as a secure
+// context and WebAuthn accepts it as a relying party, where it refuses an IP
+// address; so the console's passkeys, and the approvals that need one, work
+// on a server started as the quick start starts it.
+func defaultBaseURL(scheme string, addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok && scheme == "http://" && tcp.IP.IsLoopback() {
+		return scheme + net.JoinHostPort("localhost", strconv.Itoa(tcp.Port))
+	}
+	return scheme + addr.String()
 }

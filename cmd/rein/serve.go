@@ -70,9 +70,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if cfg.LogFormat == "json" {
-		log.Info("rein is listening", "url", srv.URL)
+		log.Info("rein is listening", "url", srv.URL, "base_url", srv.BaseURL)
 	} else {
 		fmt.Fprintf(e.stdout, "rein is listening on %s\n", srv.URL)
+		if srv.BaseURL != srv.URL {
+			fmt.Fprintf(e.stdout, "the console, and the links in approvals, are at %s/\n", srv.BaseURL)
+		}
 	}
 	<-ctx.Done()
 	log.Info("shutting down")
