@@ -64,8 +64,11 @@ type shown struct {
 // section, a long one goes on over as many sections as it needs. When they
 // do not all fit whole, the message says so first and shows the start of
 // each argument, so that a long argument cannot push another out of sight.
+//
+// The arguments are those of the approval's current revision, as they will
+// run (an edit's, else the agent's request).
 func layout(a *rein.Approval, tools []risk.ToolSpec) shown {
-	return arrange(a.Tool, a.Args, tools, approvalNotices)
+	return arrange(a.Tool, notify.Args(a), tools, approvalNotices)
 }
 
 // notices say, first in a message whose action is not shown whole, what is

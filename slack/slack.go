@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -189,6 +190,21 @@ func (s *App) Update(ctx context.Context, a *rein.Approval) error {
 	return errors.Join(errs...)
 }
 
+// Revise shows an edited action where the approval was announced: each of
+// its messages is rewritten to the new revision (its changes first) with
+// new buttons, which name that revision. An approval this server posted no
+// message for is announced anew.
+func (s *App) Revise(ctx context.Context, a *rein.Approval, channels []string) error {
+	s.client()
+	s.mu.Lock()
+	posted := len(s.posted[a.ID]) > 0
+	s.mu.Unlock()
+	if !posted {
+		return s.Announce(ctx, a, channels)
+	}
+	return s.Update(ctx, a)
+}
+
 func (s *App) remember(id, channel, ts string) {
 	s.client()
 	s.mu.Lock()
@@ -217,6 +233,10 @@ func (s *App) message(a *rein.Approval, buttons bool) (string, []slack.Block) {
 		tags = " [" + Text(strings.Join(a.Risk, ", ")) + "]"
 	}
 	text := fmt.Sprintf("Approval needed: *%s* wants to run %s (session %s)%s: %s", Text(a.Agent), tool, Text(cut(notify.Visible(a.Session), 200)), tags, Text(a.Reason))
+	if a.Revision > 1 {
+		text = fmt.Sprintf("Approval needed, edited (revision %d): *%s* wants to run %s (session %s)%s: %s", a.Revision, Text(a.Agent), tool,
+			Text(cut(notify.Visible(a.Session), 200)), tags, Text(a.Reason))
+	}
 	if a.Status != rein.StatusPending {
 		text = fmt.Sprintf("Approval for %s by *%s*: *%s*", tool, Text(a.Agent), Text(a.Status))
 	}
@@ -234,24 +254,35 @@ func (s *App) message(a *rein.Approval, buttons bool) (string, []slack.Block) {
 	if a.StepUp && a.Status == rein.StatusPending {
 		blocks = append(blocks, section("step_up", ":closed_lock_with_key: *Approving needs a passkey confirmation*, which only the rein console takes: use *Confirm in rein*. Reject works here."))
 	}
+	if a.Revision > 1 {
+		blocks = append(blocks, section("edited", editedText(a)))
+	}
+	runs := fmt.Sprintf("*Will run* (revision %d):", max(a.Revision, 1))
+	if a.Revision > 1 {
+		runs = fmt.Sprintf("*Will run* (revision %d, as edited):", a.Revision)
+	}
+	blocks = append(blocks, section("will_run", runs))
 	blocks = append(blocks, show.Blocks...)
 	blocks = append(blocks, slack.NewContextBlock("status", &slack.TextBlockObject{Type: slack.MarkdownType, Text: cut(fmt.Sprintf("%s · rule %s · <%s|Open in rein>", status, Text(a.Rule), Text(link)), sectionMax), Verbatim: true}))
 	if buttons {
+		// A vote button names the revision the message shows: a press
+		// counts only while it is still the current one.
+		value := buttonValue(a)
 		var els []slack.BlockElement
 		if a.StepUp {
 			confirm := slack.NewButtonBlockElement(actionConfirm, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Confirm in rein", false, false))
 			confirm.URL, confirm.Style = link, slack.StylePrimary
 			els = append(els, confirm)
 		} else if show.Full {
-			approve := slack.NewButtonBlockElement(actionApprove, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false))
+			approve := slack.NewButtonBlockElement(actionApprove, value, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false))
 			approve.Style = slack.StylePrimary
 			els = append(els, approve)
 		}
-		reject := slack.NewButtonBlockElement(actionReject, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Reject", false, false))
+		reject := slack.NewButtonBlockElement(actionReject, value, slack.NewTextBlockObject(slack.PlainTextType, "Reject", false, false))
 		reject.Style = slack.StyleDanger
 		els = append(els, reject)
 		if show.Full && !a.StepUp && editable(a) {
-			els = append(els, slack.NewButtonBlockElement(actionEdit, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Edit", false, false)))
+			els = append(els, slack.NewButtonBlockElement(actionEdit, value, slack.NewTextBlockObject(slack.PlainTextType, "Edit", false, false)))
 		}
 		if !a.StepUp { // "Confirm in rein" is the console link
 			open := slack.NewButtonBlockElement(actionOpen, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Open in rein console", false, false))
@@ -261,6 +292,45 @@ func (s *App) message(a *rein.Approval, buttons bool) (string, []slack.Block) {
 		blocks = append(blocks, slack.NewActionBlock("rein_actions", els...))
 	}
 	return text, blocks
+}
+
+// editedText says, before the arguments, that the action shown is an edit:
+// who made it and what changed from the agent's request.
+func editedText(a *rein.Approval) string {
+	by := notify.Editor(a)
+	if by == "" {
+		by = "an approver"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, ":pencil2: *Edited by %s*: this is revision %d of the action, not the agent's request. Changed from the agent's request:", Text(by), a.Revision)
+	lines := notify.ChangeLines(a)
+	if len(lines) == 0 {
+		lines = []string{"nothing: the edit is the agent's request again"}
+	}
+	for _, l := range lines {
+		b.WriteString("\n• " + Code(l))
+	}
+	return cut(b.String(), sectionMax)
+}
+
+// buttonValue is what a vote button carries: the approval and the revision
+// of the action the message shows, as "apr_…@2".
+func buttonValue(a *rein.Approval) string {
+	return a.ID + "@" + strconv.Itoa(max(a.Revision, 1))
+}
+
+// pressed reads a button's value: the approval id and the revision shown (0
+// for a button of a message posted before buttons named one).
+func pressed(value string) (string, int) {
+	id, rev, ok := strings.Cut(value, "@")
+	if !ok {
+		return value, 0
+	}
+	n, err := strconv.Atoi(rev)
+	if err != nil || n < 1 {
+		return id, 0
+	}
+	return id, n
 }
 
 // riskText says what rein derived about the action and why it asks: the
@@ -399,7 +469,7 @@ func (s *App) blockActions(ctx context.Context, cb *slack.InteractionCallback) {
 		return
 	}
 	act := cb.ActionCallback.BlockActions[0]
-	id := act.Value
+	id, rev := pressed(act.Value)
 	if act.ActionID == actionOpen || act.ActionID == actionConfirm {
 		return // Slack opened the console link; no vote
 	}
@@ -429,8 +499,13 @@ func (s *App) blockActions(ctx context.Context, cb *slack.InteractionCallback) {
 		if act.ActionID == actionReject {
 			kind = approval.Reject
 		}
-		if _, err := s.Pipeline.Vote(ctx, key, id, kind, "via Slack", nil); err != nil {
+		_, err := s.Pipeline.Cast(ctx, key, id, approval.Ballot{Kind: kind, Message: "via Slack", Revision: rev})
+		if err != nil {
 			s.refuse(ctx, notify.Refusal{Tenant: ident.Tenant, Actor: key.Name, Approval: id, Reason: err.Error()}, cb.User.ID)
+			if cur := staleCurrent(err); cur != nil {
+				s.stale(ctx, cur, channel, cb.User.ID)
+				return
+			}
 			s.ephemeral(ctx, channel, cb.User.ID, "Your vote was refused: "+Text(err.Error()))
 		}
 	case actionEdit:
@@ -440,17 +515,56 @@ func (s *App) blockActions(ctx context.Context, cb *slack.InteractionCallback) {
 			s.ephemeral(ctx, channel, cb.User.ID, "You cannot edit this approval: "+Text(err.Error()))
 			return
 		}
+		// The modal edits the version the message showed, and only that.
+		if err := approval.Current(a, approval.Edit, rev); err != nil {
+			s.refuse(ctx, notify.Refusal{Tenant: ident.Tenant, Actor: key.Name, Approval: id, Reason: err.Error()}, cb.User.ID)
+			s.stale(ctx, a, channel, cb.User.ID)
+			return
+		}
 		if _, err := s.client().OpenViewContext(ctx, cb.TriggerID, editModal(a, channel, ts)); err != nil {
 			s.Log.Error("slack views.open", "approval", id, "err", err)
 		}
 	}
 }
 
-// editText is the arguments as the Edit modal shows them: indented JSON.
+// staleCurrent is the current approval of a vote refused because the action
+// was edited since its voter saw it (nil for any other error).
+func staleCurrent(err error) *rein.Approval {
+	var re *rein.Error
+	if errors.As(err, &re) && re.Code == rein.ECodeStaleRevision {
+		if cur, ok := re.Details.(*rein.Approval); ok {
+			return cur
+		}
+	}
+	return nil
+}
+
+// stale tells a voter privately that the action changed under their press
+// and shows the current version, and rewrites the approval's messages to it
+// (new buttons, naming the current revision).
+func (s *App) stale(ctx context.Context, cur *rein.Approval, channel, user string) {
+	text := fmt.Sprintf("The action was edited since the message you pressed showed it: your vote was not counted. "+
+		"The current version is revision %d: %s wants to run %s with %s.", max(cur.Revision, 1), Text(cur.Agent),
+		Code(cut(notify.Visible(cur.Tool), toolMax)), Code(cut(notify.Visible(string(notify.Args(cur))), 1500)))
+	if lines := notify.ChangeLines(cur); len(lines) > 0 {
+		text += " Changed from the agent's request: " + Code(cut(strings.Join(lines, "; "), 1000)) + "."
+	}
+	text += " The message now shows it: vote there again."
+	s.ephemeral(ctx, channel, user, text)
+	if channel != "" {
+		if err := s.Update(ctx, cur); err != nil {
+			s.Log.Error("slack chat.update after a stale vote", "approval", cur.ID, "err", err)
+		}
+	}
+}
+
+// editText is the arguments of the current revision as the Edit modal shows
+// them: indented JSON.
 func editText(a *rein.Approval) string {
+	args := notify.Args(a)
 	var pretty bytes.Buffer
-	if json.Indent(&pretty, a.Args, "", "  ") != nil {
-		return string(a.Args)
+	if json.Indent(&pretty, args, "", "  ") != nil {
+		return string(args)
 	}
 	return pretty.String()
 }
@@ -479,6 +593,8 @@ type editMeta struct {
 	Approval string `json:"approval"`
 	Channel  string `json:"channel,omitempty"`
 	TS       string `json:"ts,omitempty"`
+	// Revision is the revision the modal shows: the edit is of that one.
+	Revision int `json:"revision,omitempty"`
 }
 
 func editModal(a *rein.Approval, channel, ts string) slack.ModalViewRequest {
@@ -486,11 +602,12 @@ func editModal(a *rein.Approval, channel, ts string) slack.ModalViewRequest {
 	if units(initial) > editMax {
 		initial = cut(initial, editMax)
 	}
-	meta, _ := json.Marshal(editMeta{a.ID, channel, ts})
+	meta, _ := json.Marshal(editMeta{a.ID, channel, ts, max(a.Revision, 1)})
 	input := slack.NewPlainTextInputBlockElement(nil, editInput)
 	input.Multiline = true
 	input.InitialValue = initial
-	summary := fmt.Sprintf("*%s* wants to run %s. Change the arguments (JSON); your edit counts as your approval, and the policy checks the edited action again.", Text(a.Agent), Code(cut(notify.Visible(a.Tool), toolMax)))
+	summary := fmt.Sprintf("*%s* wants to run %s. Below is revision %d of its arguments. Change them (JSON); your edit counts as your approval, and the policy checks the edited action again.",
+		Text(a.Agent), Code(cut(notify.Visible(a.Tool), toolMax)), max(a.Revision, 1))
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		CallbackID:      editCallback,
@@ -539,8 +656,14 @@ func (s *App) viewSubmission(ctx context.Context, w http.ResponseWriter, cb *sla
 	if meta.Channel != "" && meta.TS != "" {
 		s.remember(meta.Approval, meta.Channel, meta.TS)
 	}
-	if _, err := s.Pipeline.Vote(ctx, key, meta.Approval, approval.Edit, "edited via Slack", json.RawMessage(raw)); err != nil {
+	_, err := s.Pipeline.Cast(ctx, key, meta.Approval, approval.Ballot{Kind: approval.Edit, Message: "edited via Slack", Args: json.RawMessage(raw), Revision: meta.Revision})
+	if err != nil {
 		s.refuse(ctx, notify.Refusal{Tenant: ident.Tenant, Actor: key.Name, Approval: meta.Approval, Reason: err.Error()}, cb.User.ID)
+		if cur := staleCurrent(err); cur != nil {
+			s.stale(ctx, cur, meta.Channel, cb.User.ID)
+			fail(fmt.Sprintf("not counted: the action was edited since this form showed it (revision %d is current); cancel, read the updated message and vote again", cur.Revision))
+			return
+		}
 		msg := err.Error()
 		if len(msg) > 150 {
 			msg = msg[:150]

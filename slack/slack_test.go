@@ -537,8 +537,13 @@ func TestSlackEditModal(t *testing.T) {
 	if len(a.Votes) != 1 || a.Votes[0].Vote != "edit" || !strings.Contains(string(a.ApprovedArgs)+string(a.Votes[0].Args), "staging") {
 		t.Errorf("edit vote: %+v", a.Votes)
 	}
-	if code, out := submit("UBOB", `{"service":"api"}`); code != 200 || !strings.Contains(out, "refused") {
+	// bob's form shows revision 1, which alice's edit replaced; he is no
+	// approver either: refused either way.
+	if code, out := submit("UBOB", `{"service":"api"}`); code != 200 || !strings.Contains(out, `"response_action":"errors"`) {
 		t.Errorf("bob's edit: %d %s", code, out)
+	}
+	if a, _ := f.store.Approval(context.Background(), id); len(a.Votes) != 1 {
+		t.Errorf("bob's edit was recorded: %+v", a.Votes)
 	}
 }
 
