@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,9 @@ type Payload struct {
 	Renotify  bool       `json:"renotify,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Status    string     `json:"status,omitempty"`
+	// Revision is the revision of the action the message announces; URL
+	// names it too (?revision=N).
+	Revision int `json:"revision,omitempty"`
 }
 
 func (n *Notifier) now() time.Time {
@@ -67,6 +71,43 @@ func (n *Notifier) Remind(ctx context.Context, a *rein.Approval, _ []string) err
 	return n.push(ctx, a, true)
 }
 
+// Revise pushes an edited approval again, alerting, to every eligible
+// person who has not voted on the new revision (approvals of the one before
+// no longer count): the message says who edited it and which arguments
+// changed, not their values, and opens the approval's page.
+func (n *Notifier) Revise(ctx context.Context, a *rein.Approval, _ []string) error {
+	if a.Status != rein.StatusPending {
+		return nil
+	}
+	p := n.payload(a, false)
+	p.Renotify = true
+	p.Title = fmt.Sprintf("Edited: %s wants to run %s", a.Agent, a.Tool)
+	by := notify.Editor(a)
+	if by == "" {
+		by = "an approver"
+	}
+	var paths []string
+	for _, c := range a.Changes {
+		path := c.Path
+		if path == "" {
+			path = "the arguments"
+		}
+		paths = append(paths, path)
+	}
+	changed := "nothing changed from the agent's request"
+	if len(paths) > 0 {
+		changed = "changed: " + strings.Join(paths, ", ")
+	}
+	p.Body = fmt.Sprintf("Edited by %s (revision %d), %s. Open to see the edited version before you vote.\n%s", by, a.Revision, changed, p.Body)
+	return n.send(ctx, a, n.toTell(a), p, "high")
+}
+
+// toTell are the people a pending approval is pushed to: those who may
+// vote on it and have not voted on its current revision.
+func (n *Notifier) toTell(a *rein.Approval) func(*rein.Key) bool {
+	return func(key *rein.Key) bool { return notify.Eligible(a, key) && !notify.VotedOnCurrent(a, key) }
+}
+
 // Digest pushes nothing: a digest is for channels people read later.
 func (n *Notifier) Digest(context.Context, []*rein.Approval, []string) error { return nil }
 
@@ -77,8 +118,7 @@ func (n *Notifier) Digest(context.Context, []*rein.Approval, []string) error { r
 // already told are not alerted again).
 func (n *Notifier) Update(ctx context.Context, a *rein.Approval) error {
 	if a.Status == rein.StatusPending {
-		return n.send(ctx, a, func(key *rein.Key) bool { return notify.Eligible(a, key) && !voted(a, key) },
-			n.payload(a, false), "normal")
+		return n.send(ctx, a, n.toTell(a), n.payload(a, false), "normal")
 	}
 	p := Payload{Type: "closed", ID: a.ID, Status: a.Status}
 	return n.send(ctx, a, func(key *rein.Key) bool { return notify.Eligible(a, key) || voted(a, key) }, p, "normal")
@@ -88,8 +128,7 @@ func (n *Notifier) push(ctx context.Context, a *rein.Approval, reminder bool) er
 	if a.Status != rein.StatusPending {
 		return nil
 	}
-	return n.send(ctx, a, func(key *rein.Key) bool { return notify.Eligible(a, key) && !voted(a, key) },
-		n.payload(a, reminder), "high")
+	return n.send(ctx, a, n.toTell(a), n.payload(a, reminder), "high")
 }
 
 func (n *Notifier) payload(a *rein.Approval, reminder bool) Payload {
@@ -108,8 +147,16 @@ func (n *Notifier) payload(a *rein.Approval, reminder bool) Payload {
 	lines = append(lines, why)
 	lines = append(lines, notify.Progress(a)+", expires "+a.ExpiresAt.UTC().Format("15:04 UTC"))
 	exp := a.ExpiresAt
+	rev := max(a.Revision, 1)
+	if rev > 1 {
+		lines = append([]string{fmt.Sprintf("Edited (revision %d)", rev)}, lines...)
+	}
+	// The link names the approval and the revision announced: the console
+	// page shows the approval as it is now, and can say when that is a
+	// later revision than the one the notification announced.
 	return Payload{Type: "approval", ID: a.ID, Title: title, Body: strings.Join(lines, "\n"),
-		URL: strings.TrimRight(n.BaseURL, "/") + "/approvals/" + a.ID, Renotify: reminder, ExpiresAt: &exp}
+		URL:      fmt.Sprintf("%s/approvals/%s?revision=%d", strings.TrimRight(n.BaseURL, "/"), url.PathEscape(a.ID), rev),
+		Renotify: reminder, ExpiresAt: &exp, Revision: rev}
 }
 
 // send pushes p to the devices of every person of the approval's tenant

@@ -150,7 +150,7 @@ func TestNotifier(t *testing.T) {
 		t.Fatalf("pushed to %v, want %v", names(got), want)
 	}
 	p := got["fiona-phone"][0]
-	if p.Type != "approval" || p.ID != "apr_1" || p.URL != "https://rein.example/approvals/apr_1" ||
+	if p.Type != "approval" || p.ID != "apr_1" || p.URL != "https://rein.example/approvals/apr_1?revision=1" || p.Revision != 1 ||
 		p.Title != "builder wants to run payments.transfer" || !strings.Contains(p.Body, "Risk: money") || !strings.Contains(p.Body, "rule big-transfers") {
 		t.Fatalf("payload %+v", p)
 	}
