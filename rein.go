@@ -140,6 +140,10 @@ type CheckRecord struct {
 	KeyID  string       `json:"-"`
 	// Taints is true when the check, if allowed, taints its session.
 	Taints bool `json:"-"`
+	// RunArgsHash is the hash of the arguments to run (rein.ArgsHash), as
+	// the agent computes it: a reported result is compared with it, since
+	// the record keeps the arguments with their secrets redacted.
+	RunArgsHash string `json:"args_hash,omitempty"`
 	// Review, when set, is a review after the fact of this allowed check,
 	// stored in the same transaction (its review.created entry is among
 	// the check's entries).

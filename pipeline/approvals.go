@@ -330,6 +330,10 @@ func (p *Pipeline) checkEdit(ctx context.Context, a *rein.Approval, args json.Ra
 	if err != nil {
 		return nil, nil, rein.Errorf(rein.ECodeBadRequest, `"args" cannot be canonicalised: %v`, err)
 	}
+	// An edit is kept like the agent's arguments: a secret an approver
+	// typed is redacted, and can then not be run (only the agent's own
+	// secrets are put back, where they were).
+	canon = p.concealed(a.Tool, canon)
 	req := &rein.CheckRequest{Tool: a.Tool, Args: canon, Agent: a.Agent, Session: a.Session, Intent: a.Intent}
 	if orig, err := p.Store.CheckByID(ctx, a.CheckID); err == nil {
 		req.Labels = orig.Check.Labels
@@ -529,6 +533,11 @@ func (p *Pipeline) outcome(ctx context.Context, key *rein.Key, a *rein.Approval,
 			return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "approved; the grant is used only by the agent's own key " +
 				"(an Authorization header), not by a console session, so nothing was consumed"}, nil
 		}
+		if _, ok := p.requestArgs(a); !ok {
+			return &WaitResult{Approval: a, Decision: rein.Deny, Reason: "approved, and the grant is kept: the action's arguments hold " +
+				"secrets that rein keeps only in the memory of the server that was asked (restarted since, or another replica), " +
+				"so send the same check again to run it"}, nil
+		}
 		rec, err := p.useGrant(ctx, key, a)
 		if err != nil {
 			return nil, err
@@ -575,7 +584,8 @@ func lastMessage(a *rein.Approval, kind string) string {
 // edit is decided again) and the grant's window are all applied, and the
 // allowing check is recorded with the consumption in one transaction.
 func (p *Pipeline) useGrant(ctx context.Context, key *rein.Key, a *rein.Approval) (*rein.CheckRecord, error) {
-	req := &rein.CheckRequest{Tool: a.Tool, Args: a.Args, Agent: a.Agent, Session: a.Session, Intent: a.Intent}
+	args, _ := p.requestArgs(a) // outcome made sure they are known
+	req := &rein.CheckRequest{Tool: a.Tool, Args: args, Agent: a.Agent, Session: a.Session, Intent: a.Intent}
 	if orig, err := p.Store.CheckByID(ctx, a.CheckID); err == nil {
 		req.Labels, req.Intent = orig.Check.Labels, orig.Check.Intent
 		if orig.Check.Cost != 0 {
@@ -629,6 +639,7 @@ func (p *Pipeline) expire(ctx context.Context, id string) error {
 // Sweep expires every approval and question whose time ran out. The server
 // runs it every second; waiters and readers also expire what they find late.
 func (p *Pipeline) Sweep(ctx context.Context) error {
+	p.secrets.sweep(p.now())
 	ids, err := p.Store.DueApprovals(ctx, p.now())
 	if err != nil {
 		return err

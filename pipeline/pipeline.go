@@ -53,6 +53,7 @@ type Pipeline struct {
 	limiter     limit.Limiter                // token buckets of the limit rules
 	changes     hub                          // wakes the waiters of approvals that change
 	activeLocks atomic.Pointer[[]*rein.Lock] // nil until loaded
+	secrets     secretVault                  // agents' own arguments of approvals kept redacted
 }
 
 // Check runs one check through every stage: identity -> locks -> facts ->
@@ -74,6 +75,9 @@ func (p *Pipeline) decide(ctx context.Context, key *rein.Key, req *rein.CheckReq
 	}
 	c.grant = grant
 	if rec, err := p.replay(ctx, c); rec != nil || err != nil {
+		if err == nil {
+			rec, err = p.answered(rec, c.input.Args)
+		}
 		rec, err = p.replayed(ctx, c, rec, err)
 		if err == nil && rec.Decision == rein.Ask && rec.Approval != nil && req.WaitMS > 0 && grant == "" {
 			// A retry that waits again waits on the same approval, and
@@ -493,7 +497,7 @@ func (p *Pipeline) approval(ctx context.Context, c *check) {
 		Risk: c.assessment.Tags, Rule: c.rule, Reason: c.reason, Approvers: a.Approvers, ApproverSets: c.result.ApproverSets,
 		Quorum: a.Quorum, RejectQuorum: a.RejectQuorum, GrantTTL: a.GrantTTL, Grants: a.Grants, Batch: c.input.Batch,
 		Escalations: a.Escalate, StepUp: a.StepUp, Asks: c.result.Asks, Votes: []rein.Vote{},
-		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL), Revision: 1, ArgsHash: rein.ArgsHash(c.outArgs),
+		CreatedAt: c.at, ExpiresAt: c.at.Add(a.TTL), Revision: 1,
 	}
 	c.created = true
 }
@@ -509,7 +513,11 @@ func (p *Pipeline) stillGranted(c *check, a *rein.Approval) (run json.RawMessage
 	sets, quorum := needs(c.result)
 	run = c.outArgs
 	if len(a.ApprovedArgs) > 0 {
-		sim, err := Simulate(c.set, c.tenant, &rein.CheckRequest{Tool: c.input.Tool, Args: a.ApprovedArgs, Agent: c.input.Agent,
+		edited, err := p.reveal(c.input.Tool, a.ApprovedArgs, c.input.Args)
+		if err != nil {
+			return nil, fmt.Sprintf("approval %s's edited arguments cannot be run: %v, so the grant is not used", a.ID, err)
+		}
+		sim, err := Simulate(c.set, c.tenant, &rein.CheckRequest{Tool: c.input.Tool, Args: edited, Agent: c.input.Agent,
 			Session: c.input.Session, Intent: c.input.Intent, Labels: c.input.Labels, Cost: &c.input.Cost}, c.sessionVal, c.at)
 		switch {
 		case err != nil:
@@ -627,15 +635,19 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		}
 	}
 	if review, e := p.checkReview(c, rec); review != nil {
+		review.Args = p.concealed(review.Tool, review.Args)
 		rec.Review, entries = review, append(entries, e)
 	}
-	stored, err := p.Store.RecordCheck(ctx, rec, created, c.use, entries)
+	if created != nil {
+		p.keepSecrets(created)
+	}
+	stored, err := p.Store.RecordCheck(ctx, p.kept(rec), created, c.use, entries)
 	switch {
 	case errors.Is(err, errGrantGone):
 		return nil, err
 	case errors.Is(err, rein.ErrDuplicateRequest) && stored.ActionHash == c.actionHash:
-		c.reservation.Refund() // the answer that stands spent its own tokens
-		return stored, nil     // a concurrent retry recorded first: its answer stands
+		c.reservation.Refund()                  // the answer that stands spent its own tokens
+		return p.answered(stored, c.input.Args) // a concurrent retry recorded first: its answer stands
 	case errors.Is(err, rein.ErrDuplicateRequest):
 		return nil, rein.Errorf(rein.ECodeConflict, "request_id %q was already used for a different action; use a new request_id for a new check", c.input.RequestID)
 	case errors.Is(err, rein.ErrApprovalPending):
@@ -648,6 +660,10 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	if stored.Review != nil {
 		p.publish(events.ReviewCreated, stored.Tenant, stored.Review)
 	}
+	// The agent is answered with the arguments it must run, as decided;
+	// only what is kept has its secrets redacted.
+	answer := *stored
+	answer.Check.Args, answer.Args = rec.Check.Args, rec.Args
 	switch {
 	case created != nil:
 		p.publish(events.ApprovalCreated, created.Tenant, created)
@@ -657,7 +673,7 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 		}
 		p.wake(c.use.ID)
 	}
-	return stored, nil
+	return &answer, nil
 }
 
 func (p *Pipeline) checkEntryData(rec *rein.CheckRecord, c *check) map[string]any {

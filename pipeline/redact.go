@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/risk"
@@ -94,4 +97,263 @@ func redactAt(at string, v any, secret map[string]bool, out *[]string) any {
 		}
 	}
 	return v
+}
+
+// Secrets in what rein keeps and sends. A value risk analysis tags as a
+// credential is kept in records (checks, approvals, reviews), events,
+// webhooks, messages and audit entries only as its typed redaction
+// ("[authorization sha256:…]"), unless the tool's audit_args keeps values.
+// The agent still gets exactly the arguments it must run: it sent the
+// secrets itself, and they are put back from its request (Reveal) where they
+// were taken from, never from storage.
+
+// keeps reports whether the tool's arguments are kept with their secrets
+// (audit_args: values, the policy author's explicit choice).
+func (p *Pipeline) keeps(tool string) bool { return p.argsMode(tool) == ArgsValues }
+
+// conceal returns args (canonical JSON) with every credential replaced by
+// its typed redaction, and what was replaced. Arguments that are not an
+// object, or cannot be read, are kept as their hash alone.
+func (p *Pipeline) conceal(tool string, args json.RawMessage) (json.RawMessage, []risk.Concealed) {
+	if len(args) == 0 || p.keeps(tool) {
+		return args, nil
+	}
+	m, err := rein.ParseArgs(args)
+	if err != nil {
+		return json.RawMessage(strconv.Quote("[unreadable " + hashOf(args) + "]")), []risk.Concealed{{Kind: "unreadable"}}
+	}
+	m, found := risk.Conceal(m)
+	if len(found) == 0 {
+		return args, nil
+	}
+	out, err := rein.Canonical(m)
+	if err != nil {
+		return json.RawMessage(strconv.Quote("[unreadable " + hashOf(args) + "]")), found
+	}
+	return out, found
+}
+
+// concealed is conceal without what was replaced.
+func (p *Pipeline) concealed(tool string, args json.RawMessage) json.RawMessage {
+	out, _ := p.conceal(tool, args)
+	return out
+}
+
+// reveal puts the secrets of request (the agent's own arguments) back into
+// kept (arguments as rein keeps them: an approval's, or an approver's edit of
+// them), each only where it was taken from. A redaction it cannot put back
+// is an error: those arguments cannot be run.
+func (p *Pipeline) reveal(tool string, kept, request json.RawMessage) (json.RawMessage, error) {
+	if len(kept) == 0 || !bytes.Contains(kept, []byte(" sha256:")) {
+		return kept, nil
+	}
+	m, err := rein.ParseArgs(kept)
+	if err != nil {
+		return nil, err
+	}
+	var found []risk.Concealed
+	if req, err := rein.ParseArgs(request); err == nil {
+		_, found = risk.Conceal(req)
+	}
+	if m, err = risk.Reveal(m, found); err != nil {
+		return nil, err
+	}
+	return rein.Canonical(m)
+}
+
+// kept is the check record as rein keeps it: its arguments concealed, and
+// the hash of the arguments to run, which results are compared with.
+func (p *Pipeline) kept(rec *rein.CheckRecord) *rein.CheckRecord {
+	k := *rec
+	k.RunArgsHash = rein.ArgsHash(rec.Args)
+	k.Check.Args = p.concealed(rec.Check.Tool, rec.Check.Args)
+	k.Args = p.concealed(rec.Check.Tool, rec.Args)
+	return &k
+}
+
+// answered is a kept record as its agent is answered: the arguments it sent
+// and the arguments to run, with its secrets put back from request.
+func (p *Pipeline) answered(kept *rein.CheckRecord, request json.RawMessage) (*rein.CheckRecord, error) {
+	out := *kept
+	run, err := p.reveal(kept.Check.Tool, kept.Args, request)
+	if err != nil {
+		return nil, rein.Errorf(rein.ECodeConflict, "check %s's arguments cannot be given back: %v", kept.ID, err)
+	}
+	out.Check.Args, out.Args = request, run
+	return &out, nil
+}
+
+// keepSecrets redacts the secrets of a new approval's arguments before it is
+// stored, and keeps the agent's own arguments in this process's memory only
+// (secretVault) so that the agent's wait can use the grant; its revision's
+// hash is of the arguments as approvers see them.
+func (p *Pipeline) keepSecrets(a *rein.Approval) {
+	plain := a.Args
+	kept, found := p.conceal(a.Tool, plain)
+	if len(found) > 0 {
+		a.Args = kept
+		p.secrets.put(a.ID, plain, a.ExpiresAt.Add(secretsKeptAfterExpiry))
+	}
+	a.ArgsHash = rein.ArgsHash(a.Args)
+}
+
+// requestArgs are the agent's own arguments of approval a: as stored, or,
+// when their secrets are redacted, from this process's memory (false when
+// it has none: the server restarted, or another replica asked).
+func (p *Pipeline) requestArgs(a *rein.Approval) (json.RawMessage, bool) {
+	if !bytes.Contains(a.Args, []byte(" sha256:")) {
+		return a.Args, true
+	}
+	plain, ok := p.secrets.get(a.ID)
+	if !ok || string(p.concealed(a.Tool, plain)) != string(a.Args) {
+		return nil, false
+	}
+	return plain, true
+}
+
+// How long after an approval's expiry its agent's arguments stay in memory:
+// long enough for the longest grant window a rule permits in practice.
+const (
+	secretsKeptAfterExpiry = 24 * time.Hour
+	secretsKeptAtMost      = 100_000 // approvals; beyond, the agent re-sends its check
+)
+
+// secretVault holds the arguments, secrets included, of pending and granted
+// approvals whose stored arguments are redacted. It lives in memory only and
+// is never written anywhere.
+type secretVault struct {
+	mu sync.Mutex
+	m  map[string]vaulted
+}
+
+type vaulted struct {
+	args  json.RawMessage
+	until time.Time
+}
+
+func (v *secretVault) put(id string, args json.RawMessage, until time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = map[string]vaulted{}
+	}
+	if len(v.m) >= secretsKeptAtMost {
+		v.sweepLocked(time.Now())
+		if len(v.m) >= secretsKeptAtMost {
+			return
+		}
+	}
+	v.m[id] = vaulted{args, until}
+}
+
+func (v *secretVault) get(id string) (json.RawMessage, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e, ok := v.m[id]
+	if !ok || time.Now().After(e.until) {
+		return nil, false
+	}
+	return e.args, true
+}
+
+func (v *secretVault) forget(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.m, id)
+}
+
+func (v *secretVault) sweep(now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.sweepLocked(now)
+}
+
+func (v *secretVault) sweepLocked(now time.Time) {
+	for id, e := range v.m {
+		if now.After(e.until) {
+			delete(v.m, id)
+		}
+	}
+}
+
+// RedactStoredSecrets is the name of the one-time rewrite that redacts the
+// secrets of records kept before rein redacted them.
+const RedactStoredSecrets = "redact-stored-secrets"
+
+// ConcealRecord is the rewrite of one stored record (a check's, an
+// approval's or a review's, by table) that conceals the secrets of its
+// arguments, or nil when it holds none. It changes only the arguments and
+// keeps every other field of the record as stored.
+func (p *Pipeline) ConcealRecord(table string, record []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(record, &m) != nil {
+		return nil
+	}
+	tool := func(raw json.RawMessage) string {
+		var t string
+		json.Unmarshal(raw, &t)
+		return t
+	}
+	changed := false
+	conceal := func(obj map[string]json.RawMessage, field, tool string) {
+		v, ok := obj[field]
+		if !ok || len(v) == 0 || v[0] != '{' {
+			return
+		}
+		if out := p.concealed(tool, v); string(out) != string(v) {
+			obj[field], changed = out, true
+		}
+	}
+	switch table {
+	case "checks":
+		var in map[string]json.RawMessage
+		if json.Unmarshal(m["check"], &in) != nil {
+			return nil
+		}
+		t := tool(in["tool"])
+		run := m["args"]
+		conceal(in, "args", t)
+		conceal(m, "args", t)
+		if _, ok := m["args_hash"]; changed && !ok && len(run) > 0 { // what results compare with
+			m["args_hash"], _ = json.Marshal(rein.ArgsHash(run))
+		}
+		if changed {
+			m["check"], _ = json.Marshal(in)
+		}
+	case "approvals":
+		t := tool(m["tool"])
+		conceal(m, "args", t)
+		conceal(m, "approved_args", t)
+		var votes []map[string]json.RawMessage
+		if json.Unmarshal(m["votes"], &votes) == nil {
+			before := changed
+			changed = false
+			for _, v := range votes {
+				conceal(v, "args", t)
+			}
+			if changed {
+				m["votes"], _ = json.Marshal(votes)
+			}
+			changed = changed || before
+		}
+		if changed { // the revision's hash is of the arguments as shown
+			args := m["approved_args"]
+			if len(args) == 0 || string(args) == "null" {
+				args = m["args"]
+			}
+			m["args_hash"], _ = json.Marshal(rein.ArgsHash(args))
+		}
+	case "reviews":
+		conceal(m, "args", tool(m["tool"]))
+	default:
+		return nil
+	}
+	if !changed {
+		return nil
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
 }

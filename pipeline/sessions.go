@@ -54,14 +54,18 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 		return rein.Errorf(rein.ECodeForbidden, "only the key that made check %s, or an admin, reports its result", id)
 	}
 	now := p.now()
+	allowed := rec.RunArgsHash // the record keeps its arguments' secrets redacted
+	if allowed == "" {
+		allowed = rein.ArgsHash(rec.Args) // recorded before the hash was kept
+	}
 	data := map[string]any{"status": res.Status, "summary": res.Summary, "decision": rec.Decision, "session": rec.Check.Session,
-		"allowed_args_hash": rein.ArgsHash(rec.Args)}
+		"allowed_args_hash": allowed}
 	if res.Cost != nil {
 		data["cost"] = rein.Decimal(*res.Cost)
 	}
 	var anomalies []string
 	if executed != "" {
-		match := executed == rein.ArgsHash(rec.Args)
+		match := executed == allowed
 		data["executed_args_hash"], data["args_match"], res.ArgsMatch = executed, match, &match
 		if !match {
 			anomalies = append(anomalies, "args_mismatch: the executed arguments differ from those rein allowed")

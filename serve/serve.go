@@ -292,6 +292,19 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 			}
 		}}
 	pols.Refused = m.policyRefused.Inc
+	// Records kept before rein redacted secrets are redacted once, before
+	// anything is served from them.
+	if rw, ok := store.(interface {
+		RewriteRecords(context.Context, string, func(string, []byte) []byte) (int, error)
+	}); ok {
+		n, err := rw.RewriteRecords(ctx, pipeline.RedactStoredSecrets, pipe.ConcealRecord)
+		if err != nil {
+			return nil, fmt.Errorf("redact the secrets of stored records: %w", err)
+		}
+		if n > 0 {
+			log.Info("secrets redacted in stored records", "records", n)
+		}
+	}
 	var rel *relay
 	if pg != nil {
 		rel = newRelay(pg, log)

@@ -5,6 +5,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,7 @@ func Run(t *testing.T, open Open) {
 		{"Passkeys", passkeys},
 		{"PushSubscriptions", pushSubscriptions},
 		{"Proposals", proposals},
+		{"RewriteRecordsOnce", rewriteRecordsOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1283,4 +1285,52 @@ func MigrationStatement(t *testing.T, migration []byte, prefix string) string {
 	}
 	j := strings.Index(src[i:], ";")
 	return src[i : i+j]
+}
+
+// RecordRewriter is the one-time rewrite of stored records both stores
+// offer (the redaction of secrets kept before rein redacted them).
+type RecordRewriter interface {
+	RewriteRecords(ctx context.Context, name string, change func(table string, record []byte) []byte) (int, error)
+}
+
+// rewriteRecordsOnce: every check, approval and review record passes
+// through the change once; what it returns replaces the record, the rest of
+// the record (an approval's grant TTL) is kept, and a second run of the
+// same rewrite changes nothing.
+func rewriteRecordsOnce(t *testing.T, s rein.Store) {
+	rw, ok := s.(RecordRewriter)
+	if !ok {
+		t.Fatal("the store cannot rewrite its records")
+	}
+	a := newApproval("apr_rw", "acme", "sha256:rw", t0.Add(time.Hour))
+	a.Args = json.RawMessage(`{"token":"PLAIN-SECRET"}`)
+	rec := check("chk_rw", "acme", "key_1", "", "s1", a.ActionHash, rein.Ask)
+	rec.Args, rec.Check.Args = a.Args, a.Args
+	a.CheckID = rec.ID
+	if _, err := s.RecordCheck(ctx, rec, a, nil, append(checkEntry(rec), entry(rein.KindApprovalCreated, a.ID))); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	change := func(table string, record []byte) []byte {
+		seen[table]++
+		if !bytes.Contains(record, []byte("PLAIN-SECRET")) {
+			return nil
+		}
+		return bytes.ReplaceAll(record, []byte("PLAIN-SECRET"), []byte("REDACTED"))
+	}
+	n, err := rw.RewriteRecords(ctx, "test-rewrite", change)
+	if err != nil || n != 2 || seen["checks"] != 1 || seen["approvals"] != 1 {
+		t.Fatalf("rewrite: %d changed, %v; seen %v", n, err, seen)
+	}
+	got, err := s.CheckByID(ctx, rec.ID)
+	if err != nil || string(got.Args) != `{"token":"REDACTED"}` || string(got.Check.Args) != `{"token":"REDACTED"}` {
+		t.Fatalf("the rewritten check: %v %+v", err, got)
+	}
+	ga, err := s.Approval(ctx, a.ID)
+	if err != nil || string(ga.Args) != `{"token":"REDACTED"}` || ga.GrantTTL != a.GrantTTL {
+		t.Fatalf("the rewritten approval: %v %+v", err, ga)
+	}
+	if n, err := rw.RewriteRecords(ctx, "test-rewrite", change); err != nil || n != 0 {
+		t.Fatalf("the same rewrite again: %d changed, %v", n, err)
+	}
 }

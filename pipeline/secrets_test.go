@@ -1,0 +1,179 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/approval"
+)
+
+// secretsPolicy allows reads (with a review), strips the Authorization
+// header of posts, asks for payments and denies deletes.
+const secretsPolicy = `version: 1
+rules:
+  - {id: read, when: 'tool == "http.get"', decision: allow, review: {reviewers: ["group:security"]}}
+  - {id: strip, when: 'tool == "http.post"', decision: modify, modify: {remove: ["headers.Authorization"]}}
+  - {id: pay, when: 'tool == "pay"', decision: ask, approval: {approvers: ["group:finance"]}}
+  - {id: no-delete, when: 'tool == "http.delete"', decision: deny, reason: "no deletes"}
+`
+
+const bearer = "Bearer pl4nted-s3cret-0xC0FFEE"
+
+// kept reads everything the store holds about a check, its approval and
+// reviews, as JSON.
+func keptText(t *testing.T, f *fixture, rec *rein.CheckRecord) string {
+	t.Helper()
+	ctx := context.Background()
+	var all []any
+	stored, err := f.store.CheckByID(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, stored)
+	if rec.Approval != nil {
+		a, err := f.store.Approval(ctx, rec.Approval.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, a)
+	}
+	reviews, _ := f.store.Reviews(ctx, "acme", rein.ReviewFilter{})
+	all = append(all, reviews)
+	b, _ := json.Marshal(all)
+	return string(b)
+}
+
+// TestSecretsAreKeptRedacted: for every decision, what the store keeps
+// holds the bearer only as its typed redaction, while the agent is answered
+// with exactly the arguments it must run.
+func TestSecretsAreKeptRedacted(t *testing.T) {
+	f := setup(t, secretsPolicy)
+	stored(t, f, f.key)
+	args := `{"url":"https://api.example.com/x","headers":{"Authorization":"` + bearer + `"}}`
+	for _, tc := range []struct{ tool, decision, run string }{
+		{"http.get", "allow", args},
+		{"http.post", "modify", `{"headers":{},"url":"https://api.example.com/x"}`},
+		{"http.delete", "deny", args},
+		{"pay", "ask", args},
+	} {
+		rec := f.check(t, tc.tool, args)
+		if string(rec.Decision) != tc.decision {
+			t.Fatalf("%s: %s (%s)", tc.tool, rec.Decision, rec.Reason)
+		}
+		var got, want any
+		json.Unmarshal(rec.Args, &got)
+		json.Unmarshal([]byte(tc.run), &want)
+		if g, w := mustJSON(got), mustJSON(want); g != w {
+			t.Errorf("%s: the agent was answered %s, want %s", tc.tool, g, w)
+		}
+		text := keptText(t, f, rec)
+		if strings.Contains(text, "pl4nted-s3cret") {
+			t.Errorf("%s: the store keeps the secret: %s", tc.tool, text)
+		}
+		if !strings.Contains(text, "[authorization sha256:") {
+			t.Errorf("%s: no typed redaction kept: %s", tc.tool, text)
+		}
+	}
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestSecretsComeBackFromTheRequest: an approved action runs with the
+// agent's own secret, through a re-submission, a wait, and an edit that left
+// the redaction in place; an edit that moved it elsewhere cannot run; a
+// server that no longer holds the secret in memory keeps the grant for a
+// re-submission instead of running redactions.
+func TestSecretsComeBackFromTheRequest(t *testing.T) {
+	f := setup(t, secretsPolicy)
+	stored(t, f, f.key)
+	ctx := context.Background()
+	fin := stored(t, f, approver("fin1", "finance"))
+	args := func(url string) string {
+		return `{"url":"` + url + `","headers":{"Authorization":"` + bearer + `"}}`
+	}
+	approve := func(id string) {
+		t.Helper()
+		if _, err := f.p.Cast(ctx, fin, id, approval.Ballot{Kind: approval.Approve, Revision: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := func(id string) string {
+		a, _ := f.store.Approval(ctx, id)
+		var m struct{ Headers map[string]string }
+		json.Unmarshal(a.Args, &m)
+		return m.Headers["Authorization"]
+	}
+
+	// Re-submission.
+	ask := f.check(t, "pay", args("https://a.test/1"))
+	approve(ask.Approval.ID)
+	if got := f.check(t, "pay", args("https://a.test/1")); got.Decision != rein.Allow || !strings.Contains(string(got.Args), bearer) {
+		t.Fatalf("re-submission: %s %s (%s)", got.Decision, got.Args, got.Reason)
+	}
+
+	// Wait, on the server that was asked.
+	ask = f.check(t, "pay", args("https://a.test/2"))
+	approve(ask.Approval.ID)
+	w, err := f.p.Wait(ctx, f.key, ask.Approval.ID, time.Second, true)
+	if err != nil || w.Decision != rein.Allow || !strings.Contains(string(w.RunArgs), bearer) {
+		t.Fatalf("wait: %v %+v", err, w)
+	}
+
+	// An edit that keeps the redaction where it was runs with the secret.
+	ask = f.check(t, "pay", args("https://a.test/3"))
+	m := marker(ask.Approval.ID)
+	if !strings.HasPrefix(m, "[authorization sha256:") {
+		t.Fatalf("the approval's header: %q", m)
+	}
+	edit := json.RawMessage(`{"url":"https://a.test/3b","headers":{"Authorization":"` + m + `"}}`)
+	if _, err := f.p.Cast(ctx, fin, ask.Approval.ID, approval.Ballot{Kind: approval.Edit, Args: edit, Revision: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.check(t, "pay", args("https://a.test/3"))
+	if got.Decision != rein.Allow || string(got.Args) != `{"headers":{"Authorization":"`+bearer+`"},"url":"https://a.test/3b"}` {
+		t.Fatalf("the edited grant: %s %s (%s)", got.Decision, got.Args, got.Reason)
+	}
+
+	// An edit that moves the redaction into the URL cannot run.
+	ask = f.check(t, "pay", args("https://a.test/4"))
+	m = marker(ask.Approval.ID)
+	edit = json.RawMessage(`{"url":"https://evil.test/?t=` + m + `","headers":{}}`)
+	if _, err := f.p.Cast(ctx, fin, ask.Approval.ID, approval.Ballot{Kind: approval.Edit, Args: edit, Revision: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got = f.check(t, "pay", args("https://a.test/4"))
+	if got.Decision == rein.Allow || !strings.Contains(got.Reason, "holds a redacted secret that the request does not carry") {
+		t.Fatalf("a moved redaction ran: %s %s (%s)", got.Decision, got.Args, got.Reason)
+	}
+
+	// A secret an approver types into an edit is kept redacted and cannot run.
+	ask = f.check(t, "pay", args("https://a.test/5"))
+	edit = json.RawMessage(`{"url":"https://a.test/5","headers":{"Authorization":"Bearer typed-by-approver-77"}}`)
+	if _, err := f.p.Cast(ctx, fin, ask.Approval.ID, approval.Ballot{Kind: approval.Edit, Args: edit, Revision: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := f.store.Approval(ctx, ask.Approval.ID); strings.Contains(mustJSON(a), "typed-by-approver") {
+		t.Fatalf("an approver's secret is kept: %s", mustJSON(a))
+	}
+	if got = f.check(t, "pay", args("https://a.test/5")); got.Decision == rein.Allow || !strings.Contains(got.Reason, "cannot be run") {
+		t.Fatalf("an approver's redacted secret ran: %s %s (%s)", got.Decision, got.Args, got.Reason)
+	}
+
+	// Another server (a restart, a replica) has no secret in memory: the
+	// wait keeps the grant, and the agent's re-submission uses it.
+	ask = f.check(t, "pay", args("https://a.test/6"))
+	approve(ask.Approval.ID)
+	other := &Pipeline{Store: f.store, Policies: f.p.Policies, BaseURL: f.p.BaseURL, Log: f.p.Log}
+	w, err = other.Wait(ctx, f.key, ask.Approval.ID, time.Second, true)
+	if err != nil || w.Decision != rein.Deny || !strings.Contains(w.Reason, "send the same check again") || strings.Contains(mustJSON(w), "pl4nted") {
+		t.Fatalf("a wait without the secret: %v %+v", err, w)
+	}
+	got, err = other.Check(ctx, f.key, &rein.CheckRequest{Tool: "pay", Args: json.RawMessage(args("https://a.test/6")), Session: "s1"})
+	if err != nil || got.Decision != rein.Allow || !strings.Contains(string(got.Args), bearer) {
+		t.Fatalf("the re-submission after it: %v %+v", err, got)
+	}
+}

