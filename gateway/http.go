@@ -5,14 +5,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinhq/rein/internal/httpbody"
 )
 
 // Handler serves the gateway to MCP clients over streamable HTTP. Each
@@ -33,6 +37,10 @@ type Handler struct {
 	// name: a web page the user visits cannot reach a gateway on
 	// 127.0.0.1 by DNS rebinding, nor from a browser's cross-origin fetch.
 	LoopbackOnly bool
+	// BodyTimeout bounds how long a request body may take to arrive once
+	// its headers have (httpbody.DefaultTimeout if zero); held calls,
+	// whose answers come long after their bodies, are not cut.
+	BodyTimeout time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -46,13 +54,20 @@ type httpSession struct {
 const sessionHeader = "Mcp-Session-Id"
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	httpbody.Deadline(w, r, h.BodyTimeout)
 	if h.LoopbackOnly && (!loopbackHost(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
 		http.Error(w, "Forbidden: this gateway listens on a loopback address and serves only requests addressed to it (Host and Origin must be localhost, 127.0.0.1 or [::1])", http.StatusForbidden)
 		return
 	}
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
-		if r.Method != http.MethodPost || !startsSession(r) {
+		start, err := startsSession(r)
+		if err != nil {
+			w.Header().Set("Connection", "close") // the rest of the body may still come
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !start {
 			// Protocol 2026-07-28's session-less requests (server/discover
 			// first) land here too: the 400 makes their clients fall back to
 			// initialize, and no upstream is started for a session that no
@@ -87,19 +102,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session; an initialize request is a few kilobytes.
 const maxInitialize = 1 << 20
 
-// startsSession reports whether a POST is an initialize request, and puts
-// the body back for the transport.
-func startsSession(r *http.Request) bool {
+// startsSession reports whether a request is a POST of initialize, and puts
+// the body back for the transport. A body that cannot be read (it stalled
+// past the body deadline) is an error.
+func startsSession(r *http.Request) (bool, error) {
+	if r.Method != http.MethodPost {
+		return false, nil
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxInitialize+1))
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || len(body) > maxInitialize {
-		return false
+	if err != nil {
+		return false, fmt.Errorf("the request body could not be read: %w", err)
+	}
+	if len(body) > maxInitialize {
+		return false, nil
 	}
 	var m struct {
 		Method string `json:"method"`
 	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+	return json.Unmarshal(body, &m) == nil && m.Method == "initialize", nil
 }
 
 // open starts a session: the transport, the upstream, and the relay.

@@ -9,11 +9,9 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/events"
+	"github.com/reinhq/rein/internal/httpbody"
 	"github.com/reinhq/rein/passkey"
 	"github.com/reinhq/rein/pipeline"
 	"github.com/reinhq/rein/policy"
@@ -415,54 +414,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // DefaultBodyTimeout is how long a request body may take to arrive after
 // its headers when Server.BodyTimeout is not set. The header read has its
 // own limit (http.Server.ReadHeaderTimeout, set by rein serve).
-const DefaultBodyTimeout = 30 * time.Second
+const DefaultBodyTimeout = httpbody.DefaultTimeout
 
-// bodyDeadline sets a read deadline on the connection for as long as the
-// request's body is being read, and lifts it once the body has been read
-// to its end, so that a long answer after it (a check that waits for its
-// approval) is not cut. (net/http lifts it too when it starts watching the
-// connection for a client that hangs up.) Requests without a body (GET:
-// event streams, long-polls) get no deadline at all.
+// bodyDeadline bounds the read of the request's body (httpbody.Deadline):
+// long answers after it, and requests without a body (event streams,
+// long-polls), are not cut.
 func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return
-	}
-	d := s.BodyTimeout
-	if d <= 0 {
-		d = DefaultBodyTimeout
-	}
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
-		return // not a network connection (a test recorder): nothing to bound
-	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, limit: d}
-}
-
-// deadlineBody is a request body read under a connection read deadline.
-type deadlineBody struct {
-	io.ReadCloser
-	rc    *http.ResponseController
-	limit time.Duration
-	done  bool
-}
-
-// errBodyTimeout is what reading a stalled body returns.
-type errBodyTimeout struct{ limit time.Duration }
-
-func (e errBodyTimeout) Error() string {
-	return fmt.Sprintf("the request body did not arrive within %s of its headers; send the whole body without pausing", e.limit)
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF && !b.done:
-		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
-	case err != nil && errors.Is(err, os.ErrDeadlineExceeded):
-		return n, errBodyTimeout{b.limit}
-	}
-	return n, err
+	httpbody.Deadline(w, r, s.BodyTimeout)
 }
 
 // readBody reads the (size-limited) body; too large is 413, a body that
@@ -473,7 +431,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	if errors.As(err, &tooBig) {
 		return nil, rein.Errorf(rein.ECodeTooLarge, "the request body is over %d bytes; send a smaller one", tooBig.Limit)
 	}
-	var stalled errBodyTimeout
+	var stalled httpbody.TimeoutError
 	if errors.As(err, &stalled) {
 		return nil, rein.Errorf(rein.ECodeBadRequest, "%s", stalled.Error())
 	}

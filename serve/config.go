@@ -26,7 +26,7 @@ var Settings = []Setting{
 	{"base-url", "REIN_BASE_URL", "base_url", "the address people reach rein at, for links in approvals and passkeys (default http(s)://<listen>; http://localhost:<port> when listening on a loopback address without TLS)"},
 	{"tls-cert", "REIN_TLS_CERT", "tls_cert", "PEM certificate (chain) to serve HTTPS with; re-read when the file changes"},
 	{"tls-key", "REIN_TLS_KEY", "tls_key", "PEM private key of --tls-cert; re-read when the file changes"},
-	{"body-timeout", "REIN_BODY_TIMEOUT", "body_timeout", "how long a request body may take to arrive after its headers (default 30s)"},
+	{"body-timeout", "REIN_BODY_TIMEOUT", "body_timeout", "how long a request body may take to arrive after its headers (default 10s)"},
 	{"log-format", "REIN_LOG_FORMAT", "log_format", "log format: text or json (default text)"},
 	{"pprof", "REIN_PPROF", "pprof", "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; keep it private"},
 	{"otlp-endpoint", "REIN_OTLP_ENDPOINT", "otlp_endpoint", "send OpenTelemetry traces of checks and approvals over OTLP/HTTP to this address, e.g. http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_* work too)"},

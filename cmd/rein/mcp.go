@@ -18,11 +18,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/internal/httpbody"
 )
 
 func init() {
 	register(&command{name: "mcp", summary: "MCP gateway: put every tools/call of an MCP server through rein",
-		args: "--name NAME [--listen ADDR] [--upstream-url URL | --upstream COMMAND [--upstream-arg ARG]... | -- COMMAND ARGS...] [--wait 50s] [--progress-every 5s] [--rein-timeout 10s] [--sep-2848] [--server URL] [--key KEY]",
+		args: "--name NAME [--listen ADDR] [--upstream-url URL | --upstream COMMAND [--upstream-arg ARG]... | -- COMMAND ARGS...] [--wait 50s] [--progress-every 5s] [--rein-timeout 10s] [--body-timeout 10s] [--sep-2848] [--server URL] [--key KEY]",
 		example: `  # stdio both ways (Claude Desktop, Claude Code, Cursor launch this as the server):
   rein mcp --name fs -- npx -y @modelcontextprotocol/server-filesystem /srv/data
   # the same without "--", for launchers that drop or reorder it (MCP Inspector configs):
@@ -44,6 +45,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	wait := fs.Duration("wait", gateway.DefaultWait, "how long an asked call waits for its approval before the client gets an error naming it (keep it under the client's request timeout: 60s in the official SDKs); 0s: do not wait, answer at once with the approval to decide")
 	progressEvery := fs.Duration("progress-every", gateway.DefaultProgressEvery, "how often a call waiting for its approval reports progress to a client that asked for it (a progressToken)")
 	reinTimeout := fs.Duration("rein-timeout", gateway.DefaultRequestTimeout, "how long the gateway waits for rein's answer to a check before it refuses the call, naming the cause")
+	bodyTimeout := fs.Duration("body-timeout", httpbody.DefaultTimeout, "with --listen: how long a request body may take to arrive after its headers (held calls are not cut)")
 	sep2848 := fs.Bool("sep-2848", false, "offer pending approvals to Tasks clients in the shape of the draft SEP-2848 (io.modelcontextprotocol/tool-approval): identical pending calls share a task, finished tasks say whether the tool ran")
 	// Everything after "--" is the upstream's command line, flags included.
 	var command []string
@@ -78,8 +80,8 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	case *wait < 0:
 		fmt.Fprintln(e.stderr, "rein mcp: --wait must be 0s (do not wait) or a positive duration")
 		return exitUsage
-	case *progressEvery <= 0 || *reinTimeout <= 0:
-		fmt.Fprintln(e.stderr, "rein mcp: --progress-every and --rein-timeout must be positive durations")
+	case *progressEvery <= 0 || *reinTimeout <= 0 || *bodyTimeout <= 0:
+		fmt.Fprintln(e.stderr, "rein mcp: --progress-every, --rein-timeout and --body-timeout must be positive durations")
 		return exitUsage
 	}
 	if *upstreamCmd != "" {
@@ -128,7 +130,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	}
 	// MCP clients are not authenticated by the gateway: whoever reaches the
 	// address uses its agent key. On loopback, browsers are kept out too.
-	h := &gateway.Handler{Gateway: g, Upstream: upstream, Ctx: ctx, LoopbackOnly: gateway.IsLoopback(l.Addr().String())}
+	h := &gateway.Handler{Gateway: g, Upstream: upstream, Ctx: ctx, LoopbackOnly: gateway.IsLoopback(l.Addr().String()), BodyTimeout: *bodyTimeout}
 	if !h.LoopbackOnly {
 		fmt.Fprintln(e.stderr, "rein mcp: warning: listening beyond loopback; every client that reaches this address acts with the gateway's key")
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/httpbody"
 	"github.com/reinhq/rein/serve"
 )
 
@@ -134,7 +135,7 @@ func servePprof(ctx context.Context, addr string, log *slog.Logger) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: httpbody.Handler(mux, 0), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	go func() {
 		<-ctx.Done()
