@@ -49,10 +49,14 @@ function sameOrigin(url) {
 self.addEventListener('notificationclick', (e) => {
   e.notification.close();
   const path = sameOrigin(e.notification.data && e.notification.data.url);
+  // A page of the approval already open is focused, whatever version the
+  // link names (?revision=): it shows the approval as it is now, kept
+  // current by the event stream, as a page opened anew does.
+  const page = new URL(path, self.location.origin).pathname;
   e.waitUntil((async () => {
     const open = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
     for (const c of open) {
-      if (new URL(c.url).pathname === path && 'focus' in c) return c.focus();
+      if (new URL(c.url).pathname === page && 'focus' in c) return c.focus();
     }
     return self.clients.openWindow(path);
   })());

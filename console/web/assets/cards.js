@@ -153,11 +153,64 @@ function holdButton(label, attrs, onDone) {
   return b;
 }
 
+/** revisionOf is the version of the action an approval holds: 1 is the agent's request, each edit makes the next. */
+export function revisionOf(a) {
+  return a.revision || 1;
+}
+
+/** willRun is what the approval's current version runs: the last edit's arguments, else the agent's request. */
+export function willRun(a) {
+  return a.approved_args != null ? a.approved_args : a.args;
+}
+
+/** lastEdit is the vote that made the approval's current version, if it was edited. */
+function lastEdit(a) {
+  return (a.votes || []).filter((v) => v.vote === 'edit').pop() || null;
+}
+
+function value(v) {
+  return h('code', {}, JSON.stringify(v));
+}
+
+/**
+ * changesView says what an edit changed from the agent's request, argument
+ * by argument: the first thing an approver of an edited action must see.
+ */
+export function changesView(a) {
+  const e = lastEdit(a);
+  const list = a.changes || [];
+  return h('div', { class: 'changes', role: 'group', 'aria-label': "Changed from the agent's request" },
+    h('p', { class: 'changes-head' }, h('strong', {}, 'Edited'), e ? [' by ', h('strong', {}, e.by)] : null, ` (version ${revisionOf(a)}): `,
+      list.length ? "changed from the agent's request:" : "no argument differs from the agent's request."),
+    list.length ? h('ul', { class: 'changes-list' }, list.map((c) => h('li', {}, h('code', { class: 'path' }, c.path || 'the arguments'), ' ',
+      !('from' in c) ? [h('span', { class: 'muted' }, 'added: '), h('ins', {}, value(c.to))]
+        : !('to' in c) ? [h('span', { class: 'muted' }, 'removed, was '), h('del', {}, value(c.from))]
+          : [h('span', { class: 'muted' }, 'was '), h('del', {}, value(c.from)), h('span', { class: 'muted' }, ', now '), h('ins', {}, value(c.to))]))) : null);
+}
+
+/**
+ * willRunView shows the version of the action a vote is about: for an
+ * edited one, first what changed from the agent's request, then the edited
+ * arguments whole. The agent's own arguments are never shown as what will
+ * run once they have been edited.
+ */
+export function willRunView(a, marks = []) {
+  const args = h('div', { class: 'will-run-args' }, jsonView(willRun(a), revisionOf(a) === 1 ? marks : []));
+  return revisionOf(a) === 1 ? args : [changesView(a), args];
+}
+
 /**
  * approvalCard renders an approval. opts.onResolved(a) is called when a
- * vote leaves it no longer pending.
+ * vote leaves it no longer pending; opts.onChanged(a) when the card learns
+ * a newer state of it from a vote's answer.
+ *
+ * The card shows one version of the action at a time, and every vote it
+ * sends names that version's revision, the one on screen when the voter
+ * pressed: rein refuses an approve or an edit of a version that is no
+ * longer current (409), and the card then shows the current one and says
+ * so, without voting again.
  */
-export function approvalCard(a, { who, onResolved, detail = false }) {
+export function approvalCard(a, { who, onResolved, onChanged, detail = false }) {
   const card = h('article', { class: 'card approval', id: 'card-' + a.id, tabindex: '-1', dataset: { id: a.id, kind: 'approval' }, 'aria-labelledby': 'title-' + a.id });
   const body = h('div', { class: 'card-body' });
   const status = h('div', { class: 'status-line' });
@@ -165,13 +218,17 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
   const forms = h('div', { class: 'forms' });
   const msg = h('div', { class: 'card-msg', role: 'status' });
   const recentEl = h('div', { class: 'recent-box' }, h('p', { class: 'muted' }, 'Loading the session…'));
-  const argsEl = h('dd', { class: 'args' }, jsonView(a.args));
+  const argsEl = h('dd', { class: 'args will-run' });
   const headBadge = h('span', { class: 'head-badge' });
-  let current = a;
+  let current = a; // the approval as rein last said
+  let shown = a; // the version on screen: its revision is the one every vote names
   let marks = [];
+  let editing = null; // the voter's open editor: {send, ready, bar}
 
   const t = a.tenant;
   const risky = highRisk(a);
+  const path = `/v1/approvals/${encodeURIComponent(a.id)}`;
+  const tenantQ = t && t !== who.tenant ? '?tenant=' + encodeURIComponent(t) : '';
   card.append(
     h('header', { class: 'card-head' },
       h('h2', { id: 'title-' + a.id }, h('code', { class: 'tool' }, a.tool), ' ', headBadge),
@@ -190,21 +247,50 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
       h('dt', {}, 'Why'), h('dd', {}, why(a)),
       h('dt', { class: 'extra' }, 'Intent'), h('dd', { class: 'intent extra' }, a.intent ? a.intent : h('span', { class: 'muted' }, 'not given')),
       h('dt', { class: 'extra' }, 'Session'), h('dd', { class: 'extra' }, recentEl)));
+  renderArgs();
   recent(recentEl, t === who.tenant ? '' : t, a.session, a.check_id);
   loadFacts();
 
-  // The check behind the approval carries rein's facts: the commands, URLs,
-  // paths and SQL it found, highlighted in the arguments.
+  // What will run. The check behind the approval carries rein's facts
+  // about the agent's request (the commands, URLs, paths and SQL it
+  // found), highlighted in its arguments; an edited version is shown
+  // without them, since they describe other arguments.
+  function renderArgs() {
+    const lit = marks.length && revisionOf(shown) === 1;
+    fill(argsEl, willRunView(shown, marks),
+      lit ? h('p', { class: 'legend muted' }, 'Highlighted: what rein found that changes things (commands not known to be read-only, files written, private hosts, statements that write). Hover or focus a part for what it is.') : null);
+  }
+
   async function loadFacts() {
     if (!a.check_id) return;
     try {
-      const q = `/v1/checks/${encodeURIComponent(a.check_id)}` + (t && t !== who.tenant ? '?tenant=' + encodeURIComponent(t) : '');
-      const c = await api('GET', q);
+      const c = await api('GET', `/v1/checks/${encodeURIComponent(a.check_id)}` + tenantQ);
       marks = marksFromFacts(c.facts);
-      if (!marks.length) return;
-      fill(argsEl, jsonView(current.args, marks),
-        h('p', { class: 'legend muted' }, 'Highlighted: what rein found that changes things (commands not known to be read-only, files written, private hosts, statements that write). Hover or focus a part for what it is.'));
+      if (marks.length) renderArgs();
     } catch (_) { /* the arguments show without highlights */ }
+  }
+
+  // show puts x on screen. A new version of the action replaces the one
+  // shown, with the controls that vote on it; an open editor closes, since
+  // its text edited the version that was shown.
+  function show(x, notice) {
+    current = x;
+    if (revisionOf(x) !== revisionOf(shown)) {
+      shown = x;
+      renderArgs();
+      if (editing) { editing = null; fill(forms); }
+    }
+    renderStatus();
+    if (notice) fill(msg, notice);
+  }
+
+  // changedNotice tells the voter that the action they were looking at is
+  // not the one on screen now.
+  function changedNotice(x, refused) {
+    const e = lastEdit(x);
+    return h('p', { class: 'notice error changed-notice', role: refused ? 'alert' : null },
+      h('strong', {}, 'Changed since you looked: review again. '), refused ? 'Your vote was not counted. ' : '',
+      e ? `${e.by} edited the action` : 'The action changed', ` (now version ${revisionOf(x)}): what changed from the agent's request is shown first under “Will run”.`);
   }
 
   // A pending approval whose time is up takes no more votes (rein refuses
@@ -214,15 +300,14 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
     const x = current;
     const qs = quorum(x);
     const timeUp = x.status === 'pending' && Date.parse(x.expires_at) <= Date.now();
-    const shown = timeUp ? 'expired' : x.status;
-    fill(headBadge, badge(shown, 'status ' + shown));
+    const shownStatus = timeUp ? 'expired' : x.status;
+    fill(headBadge, badge(shownStatus, 'status ' + shownStatus));
     const pending = x.status === 'pending' && !timeUp;
     clearTimeout(expiryTimer);
     if (pending) expiryTimer = setTimeout(renderStatus, Math.min(Date.parse(x.expires_at) - Date.now() + 50, 2 ** 31 - 1));
-    if (timeUp) fill(forms);
     fill(status,
       h('span', { class: 'votes' }, `${qs.have} of ${qs.need} approval${qs.need === 1 ? '' : 's'}`),
-      pending ? left(x.expires_at) : badge(shown, 'status ' + shown),
+      pending ? left(x.expires_at) : badge(shownStatus, 'status ' + shownStatus),
       timeUp ? h('span', { class: 'muted' }, 'time is up: rein takes no more votes') : null,
       h('ul', { class: 'sets', 'aria-label': 'Approvals needed per approver set' }, qs.sets.map((s) =>
         h('li', { class: s.met ? 'met' : 'unmet' }, h('span', { 'aria-hidden': 'true' }, s.met ? '✓ ' : '○ '),
@@ -230,16 +315,26 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
       pending && qs.missing.length && qs.have > 0 ? h('p', { class: 'still' }, 'Still pending: needs ', qs.missing.join(' and '), '.') : null,
       (x.votes || []).length ? h('ul', { class: 'votes-list' }, x.votes.map((v) => {
         const as = approverSets(x).filter((set) => set.some((sel) => matches(sel, { name: v.by, roles: v.roles, groups: v.groups, client: String(v.by_key || '').startsWith('client:') }))).map(setWords);
-        return h('li', {}, h('strong', {}, v.by), ' ', v.vote, v.message ? [': “', v.message, '”'] : '', ' ', ago(v.at),
+        return h('li', {}, h('strong', {}, v.by), ' ', v.vote, v.revision ? h('span', { class: 'muted' }, ` (version ${v.revision})`) : null, v.message ? [': “', v.message, '”'] : '', ' ', ago(v.at),
           v.vote !== 'reject' && as.length ? h('span', { class: 'muted' }, ` · counted for ${as.join('; ')}`) : null);
       })) : null);
+    renderActions(pending);
+  }
+
+  // renderActions draws the action bar for the version shown. While the
+  // voter's editor is open, the bar offers no approve of the version shown:
+  // its approve sends the edited arguments, or the voter leaves the editor.
+  function renderActions(pending = current.status === 'pending' && Date.parse(current.expires_at) > Date.now()) {
+    const x = current;
     fill(actions);
-    if (!pending) { fill(forms); return; }
+    if (!pending) { editing = null; fill(forms); return; }
     if (x.agent_key_id === who.key_id) {
       actions.append(h('p', { class: 'muted' }, 'You asked for this action with this key: you cannot vote on it.'));
       return;
     }
     if ((x.votes || []).some((v) => v.by_key === who.key_id || v.by === who.name)) {
+      editing = null;
+      fill(forms);
       actions.append(h('p', { class: 'muted voted' }, 'You have voted on this approval.'));
       return;
     }
@@ -247,20 +342,30 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
       actions.append(h('p', { class: 'muted' }, 'Auditors can read approvals but not vote.'));
       return;
     }
+    const qs = quorum(x);
     const mine = countsFor(who, x);
     actions.append(mine.length
       ? h('p', { class: 'counts-for' }, 'Your vote counts for: ', h('strong', {}, mine.join('; ')),
         qs.sets.length > mine.length ? h('span', { class: 'muted' }, ` (not for ${qs.sets.filter((s) => !mine.includes(s.words)).map((s) => s.words).join('; ')})`) : null)
       : h('p', { class: 'notice' }, `You are not one of the approvers named (${qs.sets.map((s) => s.words).join('; ')}); rein will refuse your vote.`));
-    const approveBtn = risky
-      ? holdButton('Hold to approve', { class: 'primary approve hold', title: 'Press and hold to approve', 'aria-label': 'Hold to approve: press and hold, or hold Enter' }, () => approve())
-      : h('button', { class: 'primary approve', onclick: () => approve(), title: 'Approve (a)' }, 'Approve');
-    actions.append(approveBtn,
-      h('button', { class: 'danger reject', onclick: () => openReject(), title: 'Reject with a message (r)' }, 'Reject…'),
-      h('button', { class: 'edit', onclick: () => openEdit(), title: 'Edit the arguments, then approve (e)' }, 'Edit…'));
+    const rev = revisionOf(shown);
+    const reject = h('button', { class: 'danger reject', onclick: () => openReject(), title: 'Reject with a message (r)' }, 'Reject…');
+    let bar = null;
+    if (editing) {
+      const ed = editing;
+      bar = h('button', { class: 'primary approve-edited', type: 'button', onclick: () => ed.send(), title: 'Approve the arguments as edited in the editor' }, 'Approve edited arguments');
+      ed.bar = bar;
+      actions.append(bar, reject, h('button', { class: 'cancel-edit', type: 'button', onclick: () => closeEditor(), title: 'Close the editor, dropping the edit' }, 'Leave the editor'));
+    } else {
+      const approveBtn = risky
+        ? holdButton('Hold to approve', { class: 'primary approve hold', title: 'Press and hold to approve', 'aria-label': 'Hold to approve: press and hold, or hold Enter' }, () => approve(rev))
+        : h('button', { class: 'primary approve', onclick: () => approve(rev), title: 'Approve (a)' }, 'Approve');
+      actions.append(approveBtn, reject, h('button', { class: 'edit', onclick: () => openEdit(), title: 'Edit the arguments, then approve (e)' }, 'Edit…'));
+    }
     const stop = stopAgentButton();
     if (stop) actions.append(stop);
     restoreButtons(actions.querySelectorAll('button')); // disabled while offline or once the session has ended
+    if (bar && !editing.ready()) bar.disabled = true;
     if (!forms.firstChild && draft('reject:' + x.id)) openReject(false);
   }
 
@@ -296,55 +401,83 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
     return `${label}: ${a.tool} is now ${x.status}.`;
   }
 
+  // vote sends body, which names the revision of the version its voter
+  // was shown. A refusal because that version is no longer current shows
+  // the current one; nothing is sent again.
   async function vote(body, label) {
     fill(msg);
     const buttons = [...card.querySelectorAll('.actions button, .forms button')];
     for (const b of buttons) b.disabled = true;
     try {
       if (current.step_up && body.vote !== 'reject') body = { ...body, step_up: await confirmVote(a.id) }; // passkey step-up
-      current = await api('POST', `/v1/approvals/${encodeURIComponent(a.id)}/votes`, body);
+      const x = await api('POST', path + '/votes', body);
       dropDraft('reject:' + a.id);
-      const said = tell(label, current);
+      const said = tell(label, x);
       toast(said);
+      editing = null;
       fill(forms);
-      renderStatus();
-      if (current.status === 'pending') fill(msg, h('p', { class: 'notice' }, said));
-      if (current.status !== 'pending' && onResolved) onResolved(current);
+      show(x);
+      if (x.status === 'pending') fill(msg, h('p', { class: 'notice' }, said));
+      onChanged && onChanged(x);
+      if (x.status !== 'pending' && onResolved) onResolved(x);
     } catch (err) {
+      if (err.status === 409 && err.code === 'stale_revision') {
+        const x = err.details && err.details.id === a.id ? err.details : await api('GET', path + tenantQ).catch(() => null);
+        toast('Not counted: the action changed since you looked. Review it again.', 'error');
+        if (x) {
+          show(x, changedNotice(x, true));
+          onChanged && onChanged(x);
+          return;
+        }
+      }
       fill(msg, errorBox(err));
       if (err.status === 0) toast('Not sent: ' + err.message, 'error');
       restoreButtons(buttons); // when offline, enabled again when the server answers
+      if (editing && editing.bar && !editing.ready()) editing.bar.disabled = true;
     }
   }
 
-  function approve() {
-    return vote({ vote: 'approve', message: '' }, 'Your approval');
+  function approve(revision) {
+    return vote({ vote: 'approve', message: '', revision }, 'Your approval');
   }
 
   function openReject(focus = true) {
+    const revision = revisionOf(shown); // a reject counts whatever the version
     const text = trackDraft(h('textarea', { class: 'reject-message', rows: 2, placeholder: 'Why? The agent receives this message.', 'aria-label': 'Rejection message' }), 'reject:' + a.id);
-    const send = () => vote({ vote: 'reject', message: text.value.trim() }, 'Your rejection');
+    const send = () => vote({ vote: 'reject', message: text.value.trim(), revision }, 'Your rejection');
     const cancel = () => { dropDraft('reject:' + a.id); fill(forms); };
     text.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) send();
       if (e.key === 'Escape') cancel();
     });
+    const wasEditing = !!editing;
+    editing = null;
     fill(forms, h('div', { class: 'form reject-form' }, text,
       h('div', { class: 'row' },
         h('button', { class: 'danger confirm-reject', onclick: send }, 'Reject'),
         h('button', { class: 'cancel', onclick: cancel }, 'Cancel'),
         h('span', { class: 'muted' }, 'Ctrl+Enter sends, Esc cancels'))));
+    if (wasEditing) renderActions();
     if (focus) text.focus();
   }
 
+  function closeEditor() {
+    editing = null;
+    fill(forms);
+    renderActions();
+  }
+
+  // openEdit edits the version shown; the edit names its revision.
   function openEdit() {
-    const orig = pretty(current.args);
+    const base = shown;
+    const orig = pretty(willRun(base));
     const text = h('textarea', { class: 'json-editor', rows: Math.min(20, orig.split('\n').length + 2), spellcheck: 'false', 'aria-label': 'Edited arguments (JSON)' });
     text.value = orig;
     const note = h('input', { class: 'edit-message', placeholder: 'Note for the agent (optional)', 'aria-label': 'Message' });
     const diff = h('div', { class: 'diff-box' });
     const send = h('button', { class: 'primary confirm-edit', disabled: true }, 'Approve edited arguments');
     let parsed = null;
+    const ready = () => parsed !== null && pretty(parsed) !== orig;
     const update = () => {
       try {
         parsed = JSON.parse(text.value);
@@ -352,20 +485,25 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
       } catch (err) {
         parsed = null;
         fill(diff, h('p', { class: 'notice error' }, 'Not valid JSON: ' + err.message));
-        send.disabled = true;
-        return;
       }
-      const now = pretty(parsed);
-      fill(diff, h('p', { class: 'muted' }, now === orig ? 'No change yet: the diff against the proposal appears here.' : 'Diff against the proposal:'), diffView(orig, now));
-      send.disabled = now === orig;
+      if (parsed) {
+        const now = pretty(parsed);
+        fill(diff, h('p', { class: 'muted' }, now === orig ? 'No change yet: the diff against what will run now appears here.' : 'Diff against what will run now:'), diffView(orig, now));
+      }
+      const off = document.body.classList.contains('offline') || document.body.classList.contains('ended');
+      send.disabled = !ready() || off;
+      if (editing && editing.bar) editing.bar.disabled = !ready() || off;
     };
+    const sendEdit = () => ready() && vote({ vote: 'edit', message: note.value.trim(), args: parsed, revision: revisionOf(base) }, 'Your approval with edits');
     text.addEventListener('input', update);
-    text.addEventListener('keydown', (e) => { if (e.key === 'Escape') fill(forms); });
-    send.addEventListener('click', () => parsed && vote({ vote: 'edit', message: note.value.trim(), args: parsed }, 'Your approval with edits'));
+    text.addEventListener('keydown', (e) => { if (e.key === 'Escape') closeEditor(); });
+    send.addEventListener('click', sendEdit);
     fill(forms, h('div', { class: 'form edit-form' },
-      h('p', { class: 'muted' }, 'Edited arguments are checked by policy again; rein refuses an edit that policy would deny.'),
+      h('p', { class: 'muted' }, 'Edited arguments are checked by policy again; rein refuses an edit that policy would deny. While the editor is open, approving sends the edited arguments.'),
       text, diff, note,
-      h('div', { class: 'row' }, send, h('button', { class: 'cancel', onclick: () => fill(forms) }, 'Cancel'))));
+      h('div', { class: 'row' }, send, h('button', { class: 'cancel', onclick: () => closeEditor() }, 'Cancel'))));
+    editing = { send: sendEdit, ready, bar: null };
+    renderActions();
     update();
     text.focus();
   }
@@ -374,7 +512,17 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
   return {
     el: card,
     get approval() { return current; },
-    update(x) { if (x.status !== current.status || (x.votes || []).length !== (current.votes || []).length) { current = x; renderStatus(); } },
+    // A newer version of the action replaces the one shown, and the voter
+    // is told (unless they made it); otherwise only new votes are drawn.
+    update(x) {
+      if (revisionOf(x) !== revisionOf(shown)) {
+        const e = lastEdit(x);
+        show(x, e && e.by_key === who.key_id ? null : changedNotice(x, false));
+      } else if (x.status !== current.status || (x.votes || []).length !== (current.votes || []).length) {
+        current = x;
+        renderStatus();
+      }
+    },
     // A high-risk approval is never approved by a single key: the key
     // brings the focus to the hold button instead.
     approve: () => {
@@ -385,7 +533,7 @@ export function approvalCard(a, { who, onResolved, detail = false }) {
         fill(msg, h('p', { class: 'notice hold-hint' }, 'This approval is destructive or moves money: press and hold “Hold to approve” (or hold Enter) to approve.'));
         return;
       }
-      approve();
+      b.click();
     },
     reject: () => card.querySelector('button.reject') && openReject(),
     edit: () => card.querySelector('button.edit') && openEdit(),
@@ -509,17 +657,26 @@ export function turnsOf(approvals) {
     a.agent === list[0].agent && a.agent_key_id === list[0].agent_key_id && a.session === list[0].session));
 }
 
+/** turnKey names a turn as shown: its approvals, each in its version. */
+export function turnKey(list) {
+  return list[0].tenant + '\u0000' + list[0].batch + '\u0000' + list.map((a) => `${a.id}@${revisionOf(a)}`).sort().join();
+}
+
 /**
  * turnPanel decides every pending approval of one agent turn at once, with
  * each action listed whole. Offered only when the signed-in person's vote
  * counts on every one of them; a destructive or money-moving action in the
  * turn makes approving all a press-and-hold. Before voting it asks rein
  * for the turn's pending approvals again and votes only when they are the
- * ones shown; after voting it says loudly if rein counted one more.
+ * ones shown, each in the version shown (the vote names each approval's
+ * revision, so rein refuses it too when one changed in between); after
+ * voting it says loudly if rein counted one more. opts.changed: the turn
+ * was shown before with other actions or versions (the voter is told).
  */
-export function turnPanel(list, { who, onDone }) {
+export function turnPanel(list, { who, onDone, changed = false }) {
   const first = list[0];
   const ids = list.map((a) => a.id).sort();
+  const seen = list.map((a) => `${a.id}@${revisionOf(a)}`).sort(); // each approval in the version shown
   if (!list.every((a) => countsFor(who, a).length > 0)) return null;
   const msg = h('div', { class: 'turn-msg', role: 'status' });
   const forms = h('div', { class: 'forms' });
@@ -529,7 +686,7 @@ export function turnPanel(list, { who, onDone }) {
     h('h2', { id: 'turn-title-' + first.id }, `${first.agent}'s turn `, h('code', {}, first.batch), `: ${n} approvals`),
     h('p', { class: 'muted' }, `One vote on all ${n} actions of this turn (session ${first.session || '—'}). Each one:`),
     h('ol', { class: 'turn-actions' }, list.map((a) => h('li', { dataset: { id: a.id } },
-      h('code', { class: 'tool' }, a.tool), ' ', (a.risk || []).length ? tags(a.risk) : null, jsonView(a.args)))));
+      h('code', { class: 'tool' }, a.tool), ' ', (a.risk || []).length ? tags(a.risk) : null, h('div', { class: 'will-run' }, willRunView(a))))));
   const actions = h('div', { class: 'actions sticky-actions' });
   const buttons = () => [...panel.querySelectorAll('.actions button, .forms button')];
 
@@ -538,16 +695,23 @@ export function turnPanel(list, { who, onDone }) {
     for (const b of buttons()) b.disabled = true;
     try {
       const now = await api('GET', withTenant(`/v1/approvals?status=pending&session=${encodeURIComponent(first.session || '')}&limit=200`, first.tenant));
-      const still = now.filter((a) => a.batch === first.batch && a.tenant === first.tenant).map((a) => a.id).sort();
+      const pendingNow = now.filter((a) => a.batch === first.batch && a.tenant === first.tenant);
+      const still = pendingNow.map((a) => a.id).sort();
       if (now.length >= 200 || still.join() !== ids.join()) {
         fill(msg, h('p', { class: 'notice error' }, `This turn changed since it was shown (${still.length} pending now): nothing was voted. Look again.`));
         onDone && onDone();
         return;
       }
+      if (kind === 'approve' && pendingNow.map((a) => `${a.id}@${revisionOf(a)}`).sort().join() !== seen.join()) {
+        fill(msg, h('p', { class: 'notice error' }, h('strong', {}, 'Changed since you looked: review again. '), 'An action of this turn was edited since it was shown: nothing was voted.'));
+        onDone && onDone();
+        return;
+      }
       // The server votes only if the turn still holds exactly the
-      // approvals shown (409 otherwise): nothing that arrives between the
-      // look above and the vote is approved unseen.
-      const body = { vote: kind, approvals: ids };
+      // approvals shown, each in the version shown (409 otherwise):
+      // nothing that arrives or changes between the look above and the
+      // vote is approved unseen.
+      const body = { vote: kind, approvals: seen };
       if (message) body.message = message;
       if (isAllTenants()) body.tenant = first.tenant;
       let res;
@@ -555,7 +719,7 @@ export function turnPanel(list, { who, onDone }) {
         res = await api('POST', `/v1/batches/${encodeURIComponent(first.batch)}/votes`, body);
       } catch (e) {
         if (e.status !== 409) throw e;
-        fill(msg, h('p', { class: 'notice error' }, `This turn changed since it was shown: nothing was voted. Look again. (${e.message})`));
+        fill(msg, h('p', { class: 'notice error' }, h('strong', {}, 'Changed since you looked: review again. '), `This turn changed since it was shown: nothing was voted. (${e.message})`));
         onDone && onDone();
         return;
       }
@@ -590,7 +754,8 @@ export function turnPanel(list, { who, onDone }) {
     text.focus();
   } }, `Reject all ${n}…`);
   fill(actions, approveAll, rejectAll);
+  if (changed) fill(msg, h('p', { class: 'notice changed-notice' }, h('strong', {}, 'Changed since you looked: review again. '), 'The actions of this turn or their versions changed since it was shown.'));
   panel.append(stepUp ? h('p', { class: 'muted' }, 'An approval in this turn needs your passkey: approve them one by one below; rejecting all needs none.')
     : risky ? h('p', { class: 'muted' }, 'A destructive or money-moving action is in this turn: approving all needs a press and hold.') : null, actions, forms, msg);
-  return { el: panel, key: first.tenant + '\u0000' + first.batch + '\u0000' + ids.join() };
+  return { el: panel, key: turnKey(list) };
 }

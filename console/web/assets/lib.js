@@ -32,10 +32,12 @@ export function fill(el, ...children) {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  // details: what the error's "details" carry (a stale vote's current approval).
+  constructor(status, code, message, details) {
     super(message);
     this.status = status;
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -100,7 +102,7 @@ export async function api(method, path, body, { raw = false } = {}) {
     try {
       err = (await r.json()).error || {};
     } catch (_) { /* not JSON */ }
-    throw new ApiError(r.status, err.code || String(r.status), err.message || r.statusText);
+    throw new ApiError(r.status, err.code || String(r.status), err.message || r.statusText, err.details);
   }
   if (raw) return r;
   if (r.status === 204) return null;

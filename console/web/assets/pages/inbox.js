@@ -2,7 +2,7 @@
 // current by the event stream; the page title carries how many wait. Keys
 // (which can be turned off): j/k move, a approves, r rejects, e edits, o opens.
 import { h, fill, api, live, debounce, serial, errorBox, announce, shortcutsOn, setShortcuts, onOnline } from '../lib.js';
-import { approvalCard, questionCard, turnsOf, turnPanel } from '../cards.js';
+import { approvalCard, questionCard, turnsOf, turnPanel, turnKey } from '../cards.js';
 
 export async function render(main, { who }) {
   const state = h('span', { class: 'live-state', id: 'live-state' }, 'connecting…');
@@ -116,18 +116,22 @@ export async function render(main, { who }) {
       }
       empty.hidden = cards.size > 0;
       if (!selected && items.length) select(items[0].x.id);
-      // A turn's panel stays while its approvals stay the same (a message
-      // being typed is kept); a changed turn gets a new panel.
+      // A turn's panel stays while its approvals stay the same, each in
+      // the same version (a message being typed is kept); a changed turn
+      // gets a new panel, which says that it changed.
       const panels = new Map([...turns.children].map((el) => [el.dataset.key, el]));
+      const batches = new Set([...turns.children].map((el) => el.dataset.batchKey));
       const want = [];
       for (const group of turnsOf(items.filter((i) => i.kind === 'approval').map((i) => i.x))) {
-        const key = group[0].tenant + '\u0000' + group[0].batch + '\u0000' + group.map((a) => a.id).sort().join();
+        const key = turnKey(group);
         let el = panels.get(key);
         if (!el) {
-          const t = turnPanel(group, { who, onDone: () => reload() });
+          const batchKey = group[0].tenant + '\u0000' + group[0].batch;
+          const t = turnPanel(group, { who, onDone: () => reload(), changed: batches.has(batchKey) });
           if (!t) continue;
           el = t.el;
           el.dataset.key = t.key;
+          el.dataset.batchKey = batchKey;
         }
         want.push(el);
       }

@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+const revisionPolicy = `version: 1
+default: allow
+approval: {approvers: ["group:oncall"], quorum: 1, ttl: 15m, grant_ttl: 10m}
+rules:
+  - id: payments-need-two-from-finance
+    when: 'tool == "pay"'
+    decision: ask
+    reason: "a payment needs two approvals from finance"
+    approval: {approvers: ["group:finance"], quorum: 2}
+`
+
+// TestConsoleRevisions: a vote from the console counts only for the version
+// of the action its voter was shown. A payment needs two approvals from
+// finance; carol has its approval page and her inbox open when dave edits
+// the payee to acct-mallory. The page and an inbox that have not heard of
+// the edit yet send carol's approve for the agent's request, and rein
+// refuses it: the approval stays pending and they show the edited payee,
+// what changed first, and say so. The live inbox shows the edit as soon as
+// it is made. On a phone, an open editor leaves no approve of the version
+// shown in the action bar. Carol's approve of the edited version on screen
+// counts, and the agent runs what she saw.
+func TestConsoleRevisions(t *testing.T) {
+	t.Parallel() // mostly waiting on a browser, Node.js and a server of its own
+	e := newConsoleEnvPolicy(t, revisionPolicy)
+	for _, name := range []string{"carol", "dave"} {
+		code, body := httpDo(t, "POST", e.s.URL+"/v1/keys", e.keys["admin"], []byte(fmt.Sprintf(
+			`{"name":%q,"tenant":"acme","roles":["approver"],"groups":["finance"]}`, name)), "application/json")
+		if code != 201 {
+			t.Fatalf("create key %s: %d %s", name, code, body)
+		}
+		var created struct{ Key string }
+		json.Unmarshal(body, &created)
+		e.keys[name] = created.Key
+	}
+	var agent *agentRun
+	var id string
+	steps := map[string]stepFunc{
+		// ask: the agent asks to pay acct-a and waits.
+		"ask": func(string) string {
+			agent = e.startAgent("check", "pay", "--args", `{"amount":50,"to":"acct-a"}`, "--session", "pay-1",
+				"--intent", "pay the supplier", "--wait", "120s", "--output", "json")
+			var err error
+			if id, err = e.pendingFor("pay", "pay-1"); err != nil {
+				return "FAIL: " + err.Error()
+			}
+			return id
+		},
+		// edit: dave edits the payee through the API, from the version he saw.
+		"edit": func(string) string {
+			code, body := httpDo(t, "POST", e.s.URL+"/v1/approvals/"+id+"/votes", e.keys["dave"],
+				[]byte(`{"vote":"edit","args":{"amount":50,"to":"acct-mallory"},"revision":1,"message":"the new account"}`), "application/json")
+			var a struct{ Revision int }
+			if code != 200 || json.Unmarshal(body, &a) != nil || a.Revision != 2 {
+				return fmt.Sprintf("FAIL: dave's edit: want 200 and revision 2, got %d %s", code, body)
+			}
+			return "2"
+		},
+		// state: the approval as the API has it, in short.
+		"state": func(string) string { return approvalState(t, e, id) },
+		// agent: what the waiting agent received.
+		"agent": func(string) string {
+			res, err := agent.wait(20 * time.Second)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			ans, err := checkAnswerJSON(res)
+			if err != nil {
+				return "FAIL: " + err.Error()
+			}
+			return fmt.Sprintf("%s %v", ans.Decision, ans.Args["to"])
+		},
+	}
+	e.runBrowser("revisions.mjs", steps)
+
+	// Whatever the script saw: no approve of the agent's request counted,
+	// and the approval resolved with the edit carol approved.
+	if got, want := approvalState(t, e, id), "consumed 2 dave:edit@2,carol:approve@2"; got != want {
+		t.Errorf("the approval at the end: got %s, want %s", got, want)
+	}
+}
+
+// approvalState says where an approval stands: its status, its revision and
+// each vote as by:vote@revision.
+func approvalState(t *testing.T, e *consoleEnv, id string) string {
+	var a struct {
+		Status   string
+		Revision int
+		Votes    []struct {
+			By, Vote string
+			Revision int
+		}
+	}
+	getJSON(t, e.s.URL+"/v1/approvals/"+id, e.keys["fin"], &a)
+	votes := make([]string, len(a.Votes))
+	for i, v := range a.Votes {
+		votes[i] = fmt.Sprintf("%s:%s@%d", v.By, v.Vote, v.Revision)
+	}
+	return fmt.Sprintf("%s %d %s", a.Status, a.Revision, strings.Join(votes, ","))
+}
