@@ -1,0 +1,328 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/testenv"
+)
+
+// The real coding agents, from npm (e2e/agents), run headless against
+// modelStandIn, a local stand-in for the model's API that answers every
+// turn with one scripted tool call and then a closing text, so that a
+// test can see whether the agent ran the tool.
+
+// agentBinary returns the native binary an agent's npm package ships for
+// this machine: Claude Code's package copies it in place by a postinstall
+// script, which npm may be set not to run, so it is taken from the
+// platform package directly.
+func agentBinary(t *testing.T, which string) string {
+	t.Helper()
+	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "agents"))
+	var pattern string
+	switch which {
+	case "claude":
+		pattern = filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-linux-*", "claude")
+	case "codex":
+		pattern = filepath.Join(dir, "node_modules", "@openai", "codex-linux-*", "vendor", "*", "bin", "codex")
+	}
+	found, _ := filepath.Glob(pattern)
+	for _, f := range found {
+		if strings.Contains(f, "musl") == (which == "codex") {
+			return f
+		}
+	}
+	if len(found) > 0 {
+		return found[0]
+	}
+	t.Fatalf("no %s binary for this machine under %s", which, dir)
+	return ""
+}
+
+// modelStandIn is the model: its tool call is Bash with command.
+type modelStandIn struct {
+	t       *testing.T
+	URL     string
+	command string
+
+	mu       sync.Mutex
+	requests []string // method and path of each request, and whether it ended a turn with a tool call
+}
+
+func newModelStandIn(t *testing.T, command string) *modelStandIn {
+	m := &modelStandIn{t: t, command: command}
+	srv := httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(srv.Close)
+	m.URL = srv.URL
+	return m
+}
+
+func (m *modelStandIn) log(s string) {
+	m.mu.Lock()
+	m.requests = append(m.requests, s)
+	m.mu.Unlock()
+}
+
+// Requests lists what the agent asked of the model.
+func (m *modelStandIn) Requests() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.requests...)
+}
+
+func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/v1/messages"):
+		m.anthropic(w, body)
+	default:
+		m.log(r.Method + " " + r.URL.Path + " (404)")
+		http.NotFound(w, r)
+	}
+}
+
+// anthropic answers the Messages API: a turn whose request offers the Bash
+// tool and carries no tool result yet gets the tool call; any other gets a
+// closing text.
+func (m *modelStandIn) anthropic(w http.ResponseWriter, body []byte) {
+	var req struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Tools    []struct{ Name string }
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+	}
+	json.Unmarshal(body, &req)
+	hasBash := false
+	for _, t := range req.Tools {
+		hasBash = hasBash || t.Name == "Bash"
+	}
+	answered := false
+	for _, msg := range req.Messages {
+		answered = answered || bytes.Contains(msg.Content, []byte(`"tool_result"`))
+	}
+	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())
+	var blocks []map[string]any
+	stop := "end_turn"
+	if hasBash && !answered {
+		blocks = []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", time.Now().UnixNano()), "name": "Bash",
+			"input": map[string]any{"command": m.command, "description": "run the scripted command"}}}
+		stop = "tool_use"
+	} else {
+		blocks = []map[string]any{{"type": "text", "text": "done."}}
+	}
+	m.log(fmt.Sprintf("POST /v1/messages model=%s tools=%d bash=%v answered=%v stop=%s", req.Model, len(req.Tools), hasBash, answered, stop))
+	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model,
+			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(name string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	}
+	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": id, "type": "message", "role": "assistant",
+		"model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	for i, b := range blocks {
+		if b["type"] == "tool_use" {
+			input, _ := json.Marshal(b["input"])
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+		} else {
+			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		}
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": 5}})
+	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// claudeRun is one headless run of the real Claude Code.
+type claudeRun struct {
+	stdout, stderr string
+	err            error
+}
+
+// runClaude runs `claude -p PROMPT ARGS...` in dir with settings in
+// dir/.claude/settings.json, against the model stand-in, with a home of
+// its own and env added.
+func runClaude(t *testing.T, m *modelStandIn, dir, home string, env []string, args ...string) claudeRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentBinary(t, "claude"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(
+		"HOME="+home,
+		"ANTHROPIC_BASE_URL="+m.URL,
+		"ANTHROPIC_API_KEY=sk-ant-e2e-stand-in",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_ENABLE_TELEMETRY=0",
+	), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return claudeRun{stdout.String(), stderr.String(), err}
+}
+
+// docSnippet is a fenced JSON block of a Markdown file that configures
+// hooks.
+type docSnippet struct {
+	file string
+	line int
+	json map[string]any
+}
+
+// hookSnippets returns every JSON block of README.md and docs/*.md that
+// registers hooks and mentions marker ("rein hook claude-code" or
+// "claude-code" for Claude Code, "rein hook codex" for Codex).
+func hookSnippets(t *testing.T, marker string) []docSnippet {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(moduleRoot, "docs", "*.md"))
+	files = append([]string{filepath.Join(moduleRoot, "README.md")}, files...)
+	var out []docSnippet
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		for i := 0; i < len(lines); i++ {
+			open := strings.TrimSpace(lines[i])
+			if open != "```json" {
+				continue
+			}
+			var block []string
+			start := i + 1
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+				block = append(block, lines[i])
+			}
+			text := strings.Join(block, "\n")
+			if !strings.Contains(text, `"hooks"`) || !strings.Contains(text, marker) {
+				continue
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(text), &v); err != nil {
+				t.Errorf("%s:%d: a hooks snippet that is not JSON (%v):\n%s", f, start, err, text)
+				continue
+			}
+			rel, _ := filepath.Rel(moduleRoot, f)
+			out = append(out, docSnippet{rel, start, v})
+		}
+	}
+	return out
+}
+
+// localize points a documented hook configuration at this test: `rein` is
+// bin, and the server address of the docs is server.
+func localize(v any, bin, server string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = localize(e, bin, server)
+		}
+		if c, ok := x["command"].(string); ok && strings.HasPrefix(c, "rein ") {
+			x["command"] = bin + c[len("rein"):]
+		}
+		if u, ok := x["url"].(string); ok {
+			x["url"] = strings.Replace(u, "http://127.0.0.1:8750", server, 1)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = localize(e, bin, server)
+		}
+	}
+	return v
+}
+
+// agentPolicy lets every Bash command run, so that only a hook that fails
+// closed keeps the scripted command from running.
+const agentPolicy = `version: 1
+default: deny
+rules:
+  - {id: bash, when: 'tool == "Bash"', decision: allow, reason: the test's commands run}
+`
+
+// TestDocumentedClaudeCodeHooksFailClosed: every Claude Code hook
+// configuration in README.md and docs/ is taken as written and given to
+// the real Claude Code (`claude -p`, from npm) with a model that calls
+// Bash. With rein up the command runs (the configuration works); with rein
+// down, or the `rein` of a command hook not installed, it must not: a hook
+// that cannot reach rein, or cannot run at all, blocks the tool. Without
+// hooks the same run runs the command, so the check can fail.
+func TestDocumentedClaudeCodeHooksFailClosed(t *testing.T) {
+	t.Parallel()
+	snippets := hookSnippets(t, "claude-code")
+	if len(snippets) < 3 {
+		t.Fatalf("found %d Claude Code hook configurations in the docs; README.md has two and docs/integrations.md one", len(snippets))
+	}
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, pol, agentPolicy)
+	s := startServer(t, t.TempDir(), nil, "--policy", pol)
+	agent := createAgentKey(t, s, s.adminKey(), "claude", "acme")
+	down := "http://" + freeAddr(t)
+
+	run := func(name, settings, server string) bool {
+		t.Helper()
+		dir, home := t.TempDir(), t.TempDir()
+		marker := filepath.Join(dir, "ran")
+		m := newModelStandIn(t, "touch "+marker)
+		if settings != "" {
+			os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+			writeFile(t, filepath.Join(dir, ".claude", "settings.json"), settings)
+		}
+		r := runClaude(t, m, dir, home, []string{"REIN_SERVER=" + server, "REIN_KEY=" + agent}, "-p", "run the command", "--output-format", "json", "--allowedTools", "Bash")
+		_, err := os.Stat(marker)
+		ran := err == nil
+		t.Logf("%s: ran=%v, claude: %v, model requests: %v\n%.600s", name, ran, r.err, m.Requests(), r.stdout+r.stderr)
+		return ran
+	}
+	if !run("no hooks", "", s.URL) {
+		t.Fatal("without hooks the scripted command must run, or this test proves nothing")
+	}
+	for _, sn := range snippets {
+		where := fmt.Sprintf("%s:%d", sn.file, sn.line)
+		raw, _ := json.Marshal(sn.json)
+		for _, c := range []struct {
+			state, bin, server string
+			want               bool
+		}{
+			{"rein up", reinBin, s.URL, true},
+			{"rein down", reinBin, down, false},
+			{"rein not installed", filepath.Join(t.TempDir(), "rein"), down, false},
+		} {
+			var v map[string]any
+			json.Unmarshal(raw, &v)
+			settings, _ := json.Marshal(localize(v, c.bin, c.server))
+			if got := run(where+", "+c.state, string(settings), c.server); got != c.want {
+				t.Errorf("%s with %s: the command ran=%v, want %v\n%s", where, c.state, got, c.want, raw)
+			}
+		}
+	}
+}
