@@ -253,3 +253,50 @@ func TestReadmeQuickStartHasPasskeys(t *testing.T) {
 		t.Errorf("a passkey registration on the quick-start server: %d %s; want 200 with relying party localhost", code, body)
 	}
 }
+
+// TestReadmeTourLeavesTheCloneClean: every file the tour's commands write
+// into the clone (`-o`, `--out`, `--pin`, `> file` of `bin/rein` and `go
+// build` lines) is one .gitignore names,
+// so that the tour leaves `git status` clean and a later build of the clone
+// is not marked +dirty.
+func TestReadmeTourLeavesTheCloneClean(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := regexp.MustCompile(`(?:^|\s)(?:(?:-o|--out|--pin)\s+|>\s*)([^\s&|;'"()]+)`)
+	var files []string
+	inBlock := false
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock && strings.HasPrefix(line, "```sh")
+			continue
+		}
+		// The tour's commands, run in the clone: bin/rein and go build.
+		if !inBlock || !strings.HasPrefix(line, "bin/rein ") && !strings.HasPrefix(line, "go build ") {
+			continue
+		}
+		if i := strings.Index(line, " # "); i >= 0 {
+			line = line[:i]
+		}
+		for _, m := range written.FindAllStringSubmatch(line, -1) {
+			f := m[1]
+			if strings.HasPrefix(f, "/") || strings.HasPrefix(f, "$") || strings.HasPrefix(f, "&") {
+				continue // outside the clone, or not a file
+			}
+			files = append(files, strings.TrimPrefix(f, "./"))
+		}
+	}
+	for _, want := range []string{"bin/rein", "audit-bundle", "last.checkpoint", "rein-audit.pub"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("found no command writing %s in the README (found %q): the parser misses it", want, files)
+		}
+	}
+	for _, f := range files {
+		cmd := exec.Command("git", "check-ignore", "-q", "--no-index", f)
+		cmd.Dir = moduleRoot
+		if err := cmd.Run(); err != nil {
+			t.Errorf("the README's tour writes %s into the clone, and .gitignore does not name it (git check-ignore: %v)", f, err)
+		}
+	}
+}

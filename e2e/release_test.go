@@ -7,6 +7,7 @@ import (
 	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,5 +258,89 @@ func TestReadmeMCPConfig(t *testing.T) {
 	}
 	if !res[3].IsError || !strings.Contains(res[3].Text, "rein denied fs.write_file") {
 		t.Errorf("denied write through the configured gateway: %+v", res[3])
+	}
+}
+
+// TestVersionStory: a build has one version wherever it is named. `make
+// version` (what `make release` stamps and names its files with), `rein
+// version` of a plain `go build` of the same checkout, and the running
+// server (its rein_build_info metric) agree: the commit's pseudo-version,
+// or X.Y.Z on a commit tagged vX.Y.Z.
+func TestVersionStory(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatal("make is required (Debian: apt-get install -y make)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	mk := exec.CommandContext(ctx, "make", "-s", "version")
+	mk.Dir = moduleRoot
+	out, err := mk.Output()
+	if err != nil {
+		t.Fatalf("make version: %v", err)
+	}
+	want := strings.TrimSpace(string(out))
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+dirty)?$`).MatchString(want) {
+		t.Fatalf("make version = %q, not a version", want)
+	}
+
+	bin := filepath.Join(t.TempDir(), "rein")
+	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-o", bin, "./cmd/rein")
+	build.Dir = moduleRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildvcs=true ./cmd/rein: %v\n%s", err, out)
+	}
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bi.Main.Version == "(devel)" || bi.Main.Version == "" {
+		t.Skipf("the Go toolchain recorded no version for this checkout (%q): nothing to compare", bi.Main.Version)
+	}
+	// The checkout may change between the two (another build writing into
+	// it): compare without the +dirty mark, which the next lines check.
+	if got := strings.TrimPrefix(bi.Main.Version, "v"); strings.TrimSuffix(got, "+dirty") != strings.TrimSuffix(want, "+dirty") {
+		t.Errorf("make version says %s, the Go toolchain recorded %s for the same commit", want, bi.Main.Version)
+	}
+	out, err = exec.Command(bin, "version", "--output", "json").Output()
+	if err != nil {
+		t.Fatalf("rein version: %v", err)
+	}
+	var v struct{ Version string }
+	if err := json.Unmarshal(out, &v); err != nil || v.Version != strings.TrimPrefix(bi.Main.Version, "v") {
+		t.Errorf("rein version of a plain go build says %q (%v), want %s\n%s", v.Version, err, strings.TrimPrefix(bi.Main.Version, "v"), out)
+	}
+
+	// The server names itself the same.
+	srv := exec.CommandContext(ctx, bin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--policy", samplePolicy)
+	srv.Dir, srv.Env = moduleRoot, cleanEnv()
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	url := ""
+	for url == "" && sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "rein is listening on "); ok {
+			url = a
+		}
+	}
+	go io.Copy(io.Discard, stdout)
+	if url == "" {
+		t.Fatal("rein serve printed no address")
+	}
+	var metrics string
+	for deadline := time.Now().Add(startTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if code, body := httpDo(t, "GET", url+"/metrics", "", nil, ""); code == 200 {
+			metrics = string(body)
+			break
+		}
+	}
+	if m := regexp.MustCompile(`rein_build_info\{[^}]*version="([^"]*)"`).FindStringSubmatch(metrics); m == nil || m[1] != v.Version {
+		t.Errorf("the server's rein_build_info names version %v, rein version says %s", m, v.Version)
 	}
 }

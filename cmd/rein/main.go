@@ -45,6 +45,7 @@ var commands []*command
 func register(c *command) { commands = append(commands, c) }
 
 func main() {
+	stampVersion()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv}
 	os.Exit(run(context.Background(), e, os.Args[1:]))
 }

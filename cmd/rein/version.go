@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/reinhq/rein"
@@ -29,7 +30,8 @@ type build struct {
 // -ldflags -X) with the binary's build information (bi may be nil). A binary
 // that was not stamped still tells where it came from: `go install
 // ...@v1.2.3` records the module version, and a build in a git checkout
-// records the revision and its time.
+// records the revision, its time and the pseudo-version of the commit,
+// which is then the version (without its v, as `make release` names it).
 func describeBuild(version, commit, date string, bi *debug.BuildInfo) build {
 	b := build{Version: version, Commit: commit, Date: date, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi == nil {
@@ -48,7 +50,7 @@ func describeBuild(version, commit, date string, bi *debug.BuildInfo) build {
 		}
 	}
 	if b.Version == rein.DevVersion && b.ModuleVer != "" && b.ModuleVer != "(devel)" {
-		b.Version = b.ModuleVer
+		b.Version = strings.TrimPrefix(b.ModuleVer, "v")
 	}
 	if b.Commit == "" {
 		b.Commit = b.VCSRevision
@@ -57,6 +59,14 @@ func describeBuild(version, commit, date string, bi *debug.BuildInfo) build {
 		b.Date = b.VCSTime
 	}
 	return b
+}
+
+// stampVersion makes rein.Version the version `rein version` prints, so
+// that the server (its metrics, audit entries, traces, webhooks) names the
+// build the same way as the binary's file name and `rein version`.
+func stampVersion() {
+	bi, _ := debug.ReadBuildInfo()
+	rein.Version = describeBuild(rein.Version, rein.Commit, rein.BuildDate, bi).Version
 }
 
 func init() {
