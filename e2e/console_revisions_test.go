@@ -28,7 +28,9 @@ rules:
 // what changed first, and say so. The live inbox shows the edit as soon as
 // it is made. On a phone, an open editor leaves no approve of the version
 // shown in the action bar. Carol's approve of the edited version on screen
-// counts, and the agent runs what she saw.
+// counts, and the agent runs what she saw. In a turn of two payments, one
+// edited after the inbox showed the turn, approving all votes on nothing;
+// shown again, it names each payment in the version shown.
 func TestConsoleRevisions(t *testing.T) {
 	t.Parallel() // mostly waiting on a browser, Node.js and a server of its own
 	e := newConsoleEnvPolicy(t, revisionPolicy)
@@ -55,18 +57,49 @@ func TestConsoleRevisions(t *testing.T) {
 			}
 			return id
 		},
-		// edit: dave edits the payee through the API, from the version he saw.
-		"edit": func(string) string {
-			code, body := httpDo(t, "POST", e.s.URL+"/v1/approvals/"+id+"/votes", e.keys["dave"],
-				[]byte(`{"vote":"edit","args":{"amount":50,"to":"acct-mallory"},"revision":1,"message":"the new account"}`), "application/json")
-			var a struct{ Revision int }
-			if code != 200 || json.Unmarshal(body, &a) != nil || a.Revision != 2 {
+		// turn: the agent asks for two payments in one turn; answers their ids.
+		"turn": func(string) string {
+			for _, args := range []string{`{"amount":70,"to":"acct-b"}`, `{"amount":80,"to":"acct-c"}`} {
+				e.startAgent("check", "pay", "--args", args, "--session", "pay-2", "--batch", "turn-1",
+					"--intent", "pay two suppliers", "--wait", "120s", "--output", "json")
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) {
+				var list []struct{ ID, Tool string }
+				getJSON(t, e.s.URL+"/v1/approvals?status=pending&session=pay-2", e.keys["fin"], &list)
+				if len(list) == 2 {
+					return list[0].ID + " " + list[1].ID
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return "FAIL: the turn's two approvals did not appear"
+		},
+		// edit ID: dave edits the payee of approval ID (by default the first
+		// payment) through the API, from the version he saw.
+		"edit": func(arg string) string {
+			target := id
+			if arg != "" {
+				target = arg
+			}
+			var a struct{ Args map[string]any }
+			getJSON(t, e.s.URL+"/v1/approvals/"+target, e.keys["dave"], &a)
+			a.Args["to"] = "acct-mallory"
+			code, body := httpDo(t, "POST", e.s.URL+"/v1/approvals/"+target+"/votes", e.keys["dave"],
+				[]byte(`{"vote":"edit","args":`+mustJSON(a.Args)+`,"revision":1,"message":"the new account"}`), "application/json")
+			var edited struct{ Revision int }
+			if code != 200 || json.Unmarshal(body, &edited) != nil || edited.Revision != 2 {
 				return fmt.Sprintf("FAIL: dave's edit: want 200 and revision 2, got %d %s", code, body)
 			}
 			return "2"
 		},
-		// state: the approval as the API has it, in short.
-		"state": func(string) string { return approvalState(t, e, id) },
+		// state ID: the approval (by default the first payment) as the API
+		// has it, in short.
+		"state": func(arg string) string {
+			if arg != "" {
+				return approvalState(t, e, arg)
+			}
+			return approvalState(t, e, id)
+		},
 		// agent: what the waiting agent received.
 		"agent": func(string) string {
 			res, err := agent.wait(20 * time.Second)

@@ -18,11 +18,13 @@ async function holdEvents(page) {
   };
 }
 
-// votesSent records the body of every vote the page sends.
-function votesSent(page) {
+// votesSent records the body of every vote the page sends (of one
+// approval, or with batch, of a turn).
+function votesSent(page, batch = false) {
   const sent = [];
+  const re = batch ? /\/v1\/batches\/[^/]+\/votes$/ : /\/v1\/approvals\/[^/]+\/votes$/;
   page.on('request', (r) => {
-    if (r.method() === 'POST' && /\/v1\/approvals\/[^/]+\/votes$/.test(r.url())) sent.push(JSON.parse(r.postData() || '{}'));
+    if (r.method() === 'POST' && re.test(r.url())) sent.push(JSON.parse(r.postData() || '{}'));
   });
   return sent;
 }
@@ -180,7 +182,36 @@ run(async (browser) => {
   eq(await axe(page), [], 'axe on the approval page of an edited action');
   log('ok: the edited version carol approved on screen counted; the agent runs it');
 
-  for (const [who, p] of [['page', page], ['inbox', inbox], ['stale inbox', stale], ['phone', phone]]) {
+  // (e) A turn of two payments, shown in an inbox that hears of nothing:
+  // dave edits one; approving all votes on nothing and says so. Shown
+  // again, approve all names each payment in the version shown.
+  const [t1, t2] = (await step('turn')).split(' ');
+  const tp = await newPage(browser);
+  const releaseTurn = await holdEvents(tp);
+  const turnVotes = votesSent(tp, true);
+  await signIn(tp, keys.carol);
+  const panel = tp.locator('section.turn[data-batch="turn-1"]');
+  await panel.locator('ol.turn-actions > li').nth(1).waitFor();
+  eq(await step('edit', t1), '2', 'the revision dave made of the turn\'s first payment');
+  await hold(tp, panel.locator('button.approve-all'), 1500);
+  await tp.locator('section.turn .turn-msg', { hasText: 'Changed since you looked: review again' }).waitFor();
+  eq(turnVotes.length, 0, 'turn votes sent after the turn changed');
+  eq([await step('state', t1), await step('state', t2)], ['pending 2 dave:edit@2', 'pending 1 '], 'the turn after approve all of what was shown');
+  await releaseTurn();
+  const again = tp.locator('section.turn[data-batch="turn-1"]');
+  const turnEdited = again.locator(`ol.turn-actions > li[data-id="${t1}"] .will-run`);
+  await turnEdited.locator(".changes").waitFor();
+  eq(await turnEdited.evaluate((el) => el.firstElementChild.className), 'changes', 'the first thing shown of the edited payment in the turn');
+  assert((await turnEdited.locator(".will-run-args").innerText()).includes('"acct-mallory"'), 'the turn shows the edited payment\'s arguments');
+  eq(await axe(tp), [], 'axe on the inbox with an edited turn');
+  await hold(tp, again.locator('button.approve-all'), 1500);
+  await tp.locator('#toast', { hasText: "Approved 2 actions of builder's turn turn-1" }).waitFor();
+  eq(turnVotes.map((v) => [v.vote, [...v.approvals].sort()]), [['approve', [`${t1}@2`, `${t2}@1`].sort()]], 'the turn vote sent');
+  eq(await step('state', t2), 'pending 1 carol:approve@1', 'the unedited payment after approve all (it needs one more)');
+  assert(/^(approved|consumed) 2 dave:edit@2,carol:approve@2$/.test(await step('state', t1)), 'the edited payment after approve all');
+  log('ok: a turn edited after it was shown is not voted on; shown again, approve all names each payment\'s version');
+
+  for (const [who, p] of [['page', page], ['inbox', inbox], ['stale inbox', stale], ['phone', phone], ['turn\'s inbox', tp]]) {
     eq(p.errors.filter((e) => !/409|Failed to load resource/.test(e)), [], `script errors on the ${who}`);
   }
 });
