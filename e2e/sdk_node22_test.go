@@ -4,11 +4,13 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -146,5 +148,57 @@ func untar(tgz, dir string) error {
 				return err
 			}
 		}
+	}
+}
+
+// TestNodeFloorIsOneEverywhere: the oldest Node.js rein's npm packages
+// support is one number: the TypeScript package's engines field, the
+// release these tests and CI (.ci/run) run on, and every document and
+// message that names it. Node.js 20, past its end of life, is named
+// nowhere as enough.
+func TestNodeFloorIsOneEverywhere(t *testing.T) {
+	read := func(rel string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(moduleRoot, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var pkg struct{ Engines struct{ Node string } }
+	if err := json.Unmarshal([]byte(read("sdk/typescript/package.json")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`^>=(\d+)$`).FindStringSubmatch(pkg.Engines.Node)
+	if m == nil {
+		t.Fatalf("sdk/typescript/package.json engines.node = %q, want >=N", pkg.Engines.Node)
+	}
+	floor := m[1]
+	if !strings.HasPrefix(sdkNode, floor+".") {
+		t.Errorf("the tests run on Node.js %s, the package's floor is %s", sdkNode, floor)
+	}
+	ci := read(".ci/run")
+	for _, want := range []string{"node_floor=" + floor + "\n", "node_release=" + sdkNode + "\n"} {
+		if !strings.Contains(ci, want) {
+			t.Errorf(".ci/run lacks %q: CI does not run on the floor", strings.TrimSpace(want))
+		}
+	}
+	files := []string{"README.md", "CONTRIBUTING.md", ".ci/run", "internal/testenv/testenv.go", "sdk/typescript/README.md"}
+	docs, _ := filepath.Glob(filepath.Join(moduleRoot, "docs", "*.md"))
+	src, _ := filepath.Glob(filepath.Join(moduleRoot, "sdk", "typescript", "src", "*.js"))
+	for _, f := range append(docs, src...) {
+		rel, _ := filepath.Rel(moduleRoot, f)
+		files = append(files, rel)
+	}
+	stale := regexp.MustCompile(`(?i)node(\.js)? ?(\d+)(\+| or later| or newer)|node >= ?(\d+)`)
+	for _, f := range files {
+		for _, m := range stale.FindAllStringSubmatch(read(f), -1) {
+			if v := m[2] + m[4]; v != floor {
+				t.Errorf("%s: %q names Node.js %s as enough; the floor is %s", f, m[0], v, floor)
+			}
+		}
+	}
+	if !strings.Contains(read("README.md"), "Node.js "+floor+"+") {
+		t.Errorf("the README does not say the TypeScript package needs Node.js %s+", floor)
 	}
 }

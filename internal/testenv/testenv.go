@@ -41,7 +41,7 @@ func NodeModules(t testing.TB, dir string) string {
 		t.Fatalf("testenv: %v", err)
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Fatalf("testenv: npm is required for %s (install Node.js 20 or later)", abs)
+		t.Fatalf("testenv: npm is required for %s (install Node.js 22 or later)", abs)
 	}
 	mu.Lock()
 	defer mu.Unlock()

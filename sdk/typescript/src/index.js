@@ -1,5 +1,5 @@
 // rein client for JavaScript and TypeScript: checks, approvals, questions.
-// It needs nothing beyond the global fetch (Node.js 20+, Deno, Bun, browsers).
+// It needs nothing beyond the global fetch (Node.js 22+, Deno, Bun, browsers).
 
 /** A non-2xx answer from rein, with the API's error code and message. */
 export class ReinError extends Error {
