@@ -107,7 +107,7 @@ run(async (browser) => {
   assert(shown[0].body.includes('Risk: money') && shown[0].body.includes('transfers need finance'), 'the body names the risk and the reason: ' + shown[0].body);
   assert(!shown[0].body.includes('Acme Supplies'), 'the arguments are not on the lock screen');
   eq(shown[0].tag, pushed.id, 'one notification per approval');
-  eq(shown[0].url, '/approvals/' + pushed.id, 'the notification opens the approval');
+  eq(shown[0].url, '/approvals/' + pushed.id + '?revision=1', 'the notification opens the approval, naming the revision it announced');
   log('ok: notification shown');
 
   // Its link, then one press and hold: the transfer is approved.
