@@ -87,6 +87,8 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/v1/messages"):
 		m.anthropic(w, body)
+	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/responses"):
+		m.responses(w, body)
 	default:
 		m.log(r.Method + " " + r.URL.Path + " (404)")
 		http.NotFound(w, r)
@@ -158,6 +160,165 @@ func (m *modelStandIn) anthropic(w http.ResponseWriter, body []byte) {
 	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": 5}})
 	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// responses answers OpenAI's Responses API as Codex streams it: a turn
+// without a function call output yet gets the shell call (in the shape of
+// whichever shell tool the request offers), any other a closing message.
+func (m *modelStandIn) responses(w http.ResponseWriter, body []byte) {
+	var req struct {
+		Model string `json:"model"`
+		Tools []struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"tools"`
+		Input []struct {
+			Type string `json:"type"`
+		} `json:"input"`
+	}
+	json.Unmarshal(body, &req)
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Type+":"+t.Name)
+	}
+	answered := false
+	for _, in := range req.Input {
+		answered = answered || in.Type == "function_call_output" || in.Type == "custom_tool_call_output"
+	}
+	id := fmt.Sprintf("resp_%d", time.Now().UnixNano())
+	var item map[string]any
+	if !answered {
+		for _, t := range req.Tools {
+			var args any
+			switch t.Name {
+			case "exec_command":
+				args = map[string]any{"cmd": m.command}
+			case "shell_command":
+				args = map[string]any{"command": m.command}
+			case "shell":
+				args = map[string]any{"command": []string{"bash", "-lc", m.command}}
+			default:
+				continue
+			}
+			a, _ := json.Marshal(args)
+			item = map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": t.Name, "arguments": string(a)}
+			break
+		}
+	}
+	if item == nil {
+		item = map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+			"content": []map[string]any{{"type": "output_text", "text": "done.", "annotations": []any{}}}}
+	}
+	m.log(fmt.Sprintf("POST /responses model=%s tools=%v answered=%v answer=%v", req.Model, names, answered, item["type"]))
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(name string, data map[string]any) {
+		data["type"] = name
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	}
+	event("response.created", map[string]any{"response": map[string]any{"id": id}})
+	event("response.output_item.done", map[string]any{"item": item, "output_index": 0})
+	event("response.completed", map[string]any{"response": map[string]any{"id": id, "usage": map[string]any{
+		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 5,
+		"output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}})
+}
+
+// codexRun runs `codex exec ARGS...` in dir against the model stand-in,
+// with CODEX_HOME home (its config.toml names the stand-in) and env added.
+func runCodex(t *testing.T, m *modelStandIn, dir, home string, env []string, args ...string) claudeRun {
+	t.Helper()
+	config := fmt.Sprintf(`model = "gpt-5-codex"
+model_provider = "standin"
+check_for_update_on_startup = false
+
+[model_providers.standin]
+name = "stand-in"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "STANDIN_API_KEY"
+
+[projects.%q]
+trust_level = "trusted"
+`, m.URL, dir)
+	cfg := filepath.Join(home, "config.toml")
+	if b, err := os.ReadFile(cfg); err == nil {
+		config = string(b) + "\n" + config
+	}
+	writeFile(t, cfg, config)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentBinary(t, "codex"), append([]string{"exec"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv("HOME="+home, "CODEX_HOME="+home, "STANDIN_API_KEY=sk-e2e-stand-in"), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return claudeRun{stdout.String(), stderr.String(), err}
+}
+
+// TestDocumentedCodexHooksFailClosed: every Codex hook configuration in
+// README.md and docs/ is taken as written into Codex's hooks.json and run
+// by the real Codex (`codex exec`, from npm) with a model that runs a shell
+// command, trusted the headless way docs/integrations.md gives
+// (--dangerously-bypass-hook-trust). With rein up the command runs; with
+// rein down, or `rein` not installed, it must not. Without that trust the
+// same run skips the hooks silently and runs the command, as the docs warn,
+// and without hooks it runs, so the check can fail.
+func TestDocumentedCodexHooksFailClosed(t *testing.T) {
+	t.Parallel()
+	snippets := hookSnippets(t, "rein hook codex")
+	if len(snippets) < 1 {
+		t.Fatal("found no Codex hook configuration in the docs; docs/integrations.md has one")
+	}
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, pol, agentPolicy)
+	s := startServer(t, t.TempDir(), nil, "--policy", pol)
+	agent := createAgentKey(t, s, s.adminKey(), "codex", "acme")
+	down := "http://" + freeAddr(t)
+
+	run := func(name, hooks, server string, flags ...string) bool {
+		t.Helper()
+		dir, home := t.TempDir(), t.TempDir()
+		marker := filepath.Join(dir, "ran")
+		m := newModelStandIn(t, "touch "+marker)
+		if hooks != "" {
+			writeFile(t, filepath.Join(home, "hooks.json"), hooks)
+		}
+		args := append([]string{"--skip-git-repo-check", "--sandbox", "danger-full-access"}, flags...)
+		r := runCodex(t, m, dir, home, []string{"REIN_SERVER=" + server, "REIN_KEY=" + agent}, append(args, "run the command")...)
+		_, err := os.Stat(marker)
+		ran := err == nil
+		t.Logf("%s: ran=%v, codex: %v, model requests: %d\n%.1500s", name, ran, r.err, len(m.Requests()), r.stderr)
+		return ran
+	}
+	if !run("no hooks", "", s.URL, "--dangerously-bypass-hook-trust") {
+		t.Fatal("without hooks the scripted command must run, or this test proves nothing")
+	}
+	for _, sn := range snippets {
+		where := fmt.Sprintf("%s:%d", sn.file, sn.line)
+		raw, _ := json.Marshal(sn.json)
+		for _, c := range []struct {
+			state, bin, server string
+			trust              bool
+			want               bool
+		}{
+			{"rein up", reinBin, s.URL, true, true},
+			{"rein down", reinBin, down, true, false},
+			{"rein not installed", filepath.Join(t.TempDir(), "rein"), down, true, false},
+			{"rein down, hooks not trusted", reinBin, down, false, true},
+		} {
+			var v map[string]any
+			json.Unmarshal(raw, &v)
+			hooks, _ := json.Marshal(localize(v, c.bin, c.server))
+			var flags []string
+			if c.trust {
+				flags = []string{"--dangerously-bypass-hook-trust"}
+			}
+			if got := run(where+", "+c.state, string(hooks), c.server, flags...); got != c.want {
+				t.Errorf("%s with %s: the command ran=%v, want %v\n%s", where, c.state, got, c.want, raw)
+			}
+		}
+	}
 }
 
 // claudeRun is one headless run of the real Claude Code.
