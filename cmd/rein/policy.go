@@ -30,7 +30,7 @@ func init() {
 			args: "FILE... [--strict]", example: "  rein policy lint examples/policy.yaml", run: runPolicyLint},
 		{name: "test", summary: "run policy test fixtures; exit 1 if any case fails",
 			args: "FILE... [-v]", example: "  rein policy test examples/policy_test.yaml", run: runPolicyTest},
-		{name: "explain", summary: "show the facts, tags and per-rule trace for one check",
+		{name: "explain", summary: "show the facts, tags and per-rule trace for one check; exit 0 when it may run (allow, modify), 1 otherwise (deny, ask, throttle)",
 			args:    "FILE --check JSON [--session JSON] [--tenant-policy FILE]",
 			example: `  rein policy explain examples/policy.yaml --check '{"tool": "shell.exec", "args": {"command": "rm -rf /"}}'`,
 			run:     runPolicyExplain},
