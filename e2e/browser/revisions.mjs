@@ -211,6 +211,20 @@ run(async (browser) => {
   assert(/^(approved|consumed) 2 dave:edit@2,carol:approve@2$/.test(await step('state', t1)), 'the edited payment after approve all');
   log('ok: a turn edited after it was shown is not voted on; shown again, approve all names each payment\'s version');
 
+  // (f) Dave edits the payment carol approved: her approval no longer
+  // counts, and her inbox, live now, shows the edit and asks for her vote
+  // again; it counts for the version shown.
+  eq(await step('edit', t2), '2', 'the revision dave made of the payment carol approved');
+  const c2 = tp.locator(`#card-${t2}`);
+  await c2.locator('dd.will-run .changes').waitFor();
+  assert((await c2.locator('dd.will-run .will-run-args').innerText()).includes('"acct-mallory"'), 'the card shows the edited payment');
+  assert((await c2.locator('.earlier-vote').innerText()).includes('version 1'), 'the card says carol\'s vote was on version 1');
+  const tpVotes = votesSent(tp);
+  eq(await press(tp, c2), 200, 'rein\'s answer to carol\'s approve of the edited payment');
+  eq(tpVotes.map((v) => [v.vote, v.revision]), [['approve', 2]], 'the vote sent');
+  assert(/^(approved|consumed) 2 carol:approve@1,dave:edit@2,carol:approve@2$/.test(await step('state', t2)), 'the payment carol approved again');
+  log('ok: an approval of an earlier version no longer counts; the card asks for a vote on the version shown');
+
   for (const [who, p] of [['page', page], ['inbox', inbox], ['stale inbox', stale], ['phone', phone], ['turn\'s inbox', tp]]) {
     eq(p.errors.filter((e) => !/409|Failed to load resource/.test(e)), [], `script errors on the ${who}`);
   }

@@ -9,17 +9,26 @@ import { confirmVote } from './passkey.js';
  * (approval.go, satisfied): those since the last edit, one per voter.
  */
 export function counted(a) {
-  const votes = a.votes || [];
-  let start = 0;
-  votes.forEach((v, i) => { if (v.vote === 'edit') start = i; });
   const seen = new Set();
-  return votes.slice(start).filter((v) => {
+  return sinceEdit(a).filter((v) => {
     if (v.vote !== 'approve' && v.vote !== 'edit') return false;
     const id = String(v.by_key || '').startsWith('client:') ? v.by_key : 'name:' + v.by;
     if (seen.has(id)) return false;
     seen.add(id);
     return true;
   });
+}
+
+/**
+ * sinceEdit returns the votes on the approval's current version: those from
+ * its last edit on (all of them when it was never edited). A vote before
+ * an edit was about other arguments: its voter may vote again.
+ */
+export function sinceEdit(a) {
+  const votes = a.votes || [];
+  let start = 0;
+  votes.forEach((v, i) => { if (v.vote === 'edit') start = i; });
+  return votes.slice(start);
 }
 
 /** counting is how many approving votes count (those since the last edit). */
@@ -332,11 +341,16 @@ export function approvalCard(a, { who, onResolved, onChanged, detail = false }) 
       actions.append(h('p', { class: 'muted' }, 'You asked for this action with this key: you cannot vote on it.'));
       return;
     }
-    if ((x.votes || []).some((v) => v.by_key === who.key_id || v.by === who.name)) {
+    const mineVote = (v) => v.by_key === who.key_id || v.by === who.name;
+    if (sinceEdit(x).some(mineVote)) {
       editing = null;
       fill(forms);
       actions.append(h('p', { class: 'muted voted' }, 'You have voted on this approval.'));
       return;
+    }
+    const before = (x.votes || []).filter((v) => mineVote(v) && v.vote !== 'reject').pop();
+    if (before) {
+      actions.append(h('p', { class: 'notice earlier-vote' }, `You voted ${before.vote} on version ${before.revision || 1}; the action was edited since, so that vote no longer counts: review this version and vote again.`));
     }
     if (!who.roles.includes('approver') && !who.roles.includes('admin')) {
       actions.append(h('p', { class: 'muted' }, 'Auditors can read approvals but not vote.'));
