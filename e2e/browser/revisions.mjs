@@ -180,6 +180,9 @@ run(async (browser) => {
   await showsEdit(pc, 'the approval page once decided');
   eq(await pc.locator('.actions button').count(), 0, 'buttons on the decided approval page');
   eq(await axe(page), [], 'axe on the approval page of an edited action');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  eq(await axe(page), [], 'axe on the approval page of an edited action, dark');
+  await page.emulateMedia({ colorScheme: 'light' });
   log('ok: the edited version carol approved on screen counted; the agent runs it');
 
   // (e) A turn of two payments, shown in an inbox that hears of nothing:
