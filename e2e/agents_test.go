@@ -487,3 +487,107 @@ func TestDocumentedClaudeCodeHooksFailClosed(t *testing.T) {
 		}
 	}
 }
+
+// deferPolicy asks for every Bash command.
+const deferPolicy = `version: 1
+default: deny
+approval: {approvers: ["role:approver"], ttl: 15m}
+rules:
+  - {id: bash, when: 'tool == "Bash"', decision: ask, reason: commands need an approval}
+`
+
+// TestClaudeCodeDeferResume: the documented defer flow with the real
+// Claude Code and the documented hooks (PreToolUse with on_ask=defer,
+// PostToolUse, and the SessionEnd hook), through the http hook and the
+// command hook: `claude -p` stops on the deferred call and ends its run
+// (SessionEnd, reason "other"); an approver approves with an edit; `claude
+// -p --resume` runs the call as edited, never as asked, and the check
+// records the result. The session ends with the run that has nothing
+// pending, and an ended session still refuses new work.
+func TestClaudeCodeDeferResume(t *testing.T) {
+	t.Parallel()
+	e := newApprovalEnvWith(t, t.TempDir(), deferPolicy)
+	agent := e.keys["builder"]
+	for _, via := range []string{"http", "command"} {
+		t.Run(via, func(t *testing.T) {
+			dir, home := t.TempDir(), t.TempDir()
+			asked, edited := filepath.Join(dir, "asked"), filepath.Join(dir, "edited")
+			m := newModelStandIn(t, "touch "+asked)
+			auth := map[string]any{"headers": map[string]any{"Authorization": "Bearer $REIN_KEY"}, "allowedEnvVars": []string{"REIN_KEY"}}
+			hookHTTP := func(url string, extra map[string]any) map[string]any {
+				h := map[string]any{"type": "http", "url": e.s.URL + url}
+				for k, v := range auth {
+					h[k] = v
+				}
+				for k, v := range extra {
+					h[k] = v
+				}
+				return h
+			}
+			hookCmd := func(args string, extra map[string]any) map[string]any {
+				h := map[string]any{"type": "command", "command": reinBin + " hook claude-code" + args}
+				for k, v := range extra {
+					h[k] = v
+				}
+				return h
+			}
+			var pre, post, end map[string]any
+			if via == "http" {
+				pre = hookHTTP("/v1/hooks/claude-code?on_ask=defer", map[string]any{"timeout": 60, "onFailure": "block"})
+				post = hookHTTP("/v1/hooks/claude-code", nil)
+				end = hookHTTP("/v1/hooks/claude-code", nil)
+			} else {
+				pre = hookCmd(" --on-ask defer", map[string]any{"timeout": 60, "onFailure": "block"})
+				post = hookCmd("", nil)
+				end = hookCmd("", nil)
+			}
+			settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
+				"PreToolUse":  []any{map[string]any{"matcher": "*", "hooks": []any{pre}}},
+				"PostToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{post}}},
+				"SessionEnd":  []any{map[string]any{"hooks": []any{end}}},
+			}})
+			os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+			writeFile(t, filepath.Join(dir, ".claude", "settings.json"), string(settings))
+			env := []string{"REIN_SERVER=" + e.s.URL, "REIN_KEY=" + agent}
+
+			r := runClaude(t, m, dir, home, env, "-p", "run the command", "--output-format", "json", "--allowedTools", "Bash")
+			var out struct {
+				SessionID  string `json:"session_id"`
+				StopReason string `json:"stop_reason"`
+			}
+			json.Unmarshal([]byte(r.stdout), &out)
+			t.Logf("the first run: %v %s\n%.800s", r.err, r.stdout, r.stderr)
+			if out.StopReason != "tool_deferred" || out.SessionID == "" {
+				t.Fatalf("claude -p must stop on the deferred call: %+v", out)
+			}
+			if _, err := os.Stat(asked); err == nil {
+				t.Fatal("the deferred command ran")
+			}
+			apr := e.pendingApproval(t, out.SessionID)
+			mustVote(t, e, "alice", apr, "edit", `,"args":{"command":"touch `+edited+`","description":"run the scripted command"}`)
+
+			r = runClaude(t, m, dir, home, env, "-p", "--resume", out.SessionID, "--output-format", "json", "--allowedTools", "Bash")
+			t.Logf("the resumed run: %v %s\n%.800s\nmodel requests: %v", r.err, r.stdout, r.stderr, m.Requests())
+			if _, err := os.Stat(edited); err != nil {
+				t.Errorf("the resumed call must run as the approver edited it: %v", err)
+			}
+			if _, err := os.Stat(asked); err == nil {
+				t.Error("the call ran as asked, not as edited")
+			}
+			var s struct {
+				EndedAt *time.Time `json:"ended_at"`
+			}
+			eventually(t, 10*time.Second, "the session ended by the resumed run's SessionEnd", func() string {
+				getJSON(t, e.s.URL+"/v1/sessions/"+out.SessionID, e.keys["alice"], &s)
+				if s.EndedAt == nil {
+					return "not ended"
+				}
+				return ""
+			})
+			code, body := httpDo(t, "POST", e.s.URL+"/v1/check", agent, []byte(`{"tool":"Bash","args":{"command":"ls"},"session":"`+out.SessionID+`"}`), "application/json")
+			if code != 200 || !strings.Contains(string(body), "was ended") {
+				t.Errorf("a check in the ended session: %d %s", code, body)
+			}
+		})
+	}
+}

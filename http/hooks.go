@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"time"
@@ -84,10 +85,7 @@ func (s *Server) decideClaudeCode(r *http.Request) hook.Output {
 		return hook.Ended()
 	}
 	if in.HookEventName == hook.EventSessionEnd {
-		_, err := s.Pipeline.EndSession(r.Context(), key, key.Tenant, in.SessionID)
-		if err != nil && rein.ErrorCode(err) != rein.ECodeNotFound && rein.ErrorCode(err) != rein.ECodeConflict {
-			s.Log.Warn("claude code session end not recorded", "session", in.SessionID, "err", err)
-		}
+		s.endClaudeCodeSession(r.Context(), key, in)
 		return hook.Ended()
 	}
 	rec, err := s.Pipeline.Check(r.Context(), key, in.Check(mode, wait))
@@ -117,4 +115,27 @@ func (s *Server) decideClaudeCode(r *http.Request) hook.Output {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// endClaudeCodeSession ends rein's session of a Claude Code session whose
+// run ended, unless an approval in it is pending. A `claude -p` run that
+// stopped on a deferred call ends like any other (SessionEnd, reason
+// "other"), yet the session goes on with `claude -p --resume` once the
+// approval is decided: ending it then would refuse the very call the
+// approval is for. The SessionEnd of the run that leaves nothing pending
+// ends the session, and an ended session refuses every check after it.
+// (The SessionEnd of the deferring run comes as the run stops, before a
+// person can have decided.)
+func (s *Server) endClaudeCodeSession(ctx context.Context, key *rein.Key, in *hook.Input) {
+	pending, err := s.Store.Approvals(ctx, key.Tenant, rein.ApprovalFilter{Status: rein.StatusPending, Session: in.SessionID, Limit: 1})
+	if err == nil && len(pending) > 0 {
+		s.Log.Info("claude code session not ended: an approval in it is pending, for the run that resumes it",
+			"session", in.SessionID, "approval", pending[0].ID, "reason", in.Reason)
+		return
+	}
+	// A store that cannot list approvals does not keep the session open.
+	_, err = s.Pipeline.EndSession(ctx, key, key.Tenant, in.SessionID)
+	if err != nil && rein.ErrorCode(err) != rein.ECodeNotFound && rein.ErrorCode(err) != rein.ECodeConflict {
+		s.Log.Warn("claude code session end not recorded", "session", in.SessionID, "err", err)
+	}
 }

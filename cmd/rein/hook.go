@@ -98,7 +98,10 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 		return printHook(e, hook.Ended())
 	}
 	if in.HookEventName == hook.EventSessionEnd {
-		if _, err := c.EndSession(ctx, in.SessionID); err != nil && !client.IsCode(err, rein.ECodeNotFound) && !client.IsCode(err, rein.ECodeConflict) {
+		// The server decides whether the session ends (not while an
+		// approval in it is pending: a deferred call resumes it), as for
+		// the http hook.
+		if _, err := c.ClaudeCodeHook(ctx, data); err != nil {
 			fmt.Fprintf(e.stderr, "rein: the end of session %s was not recorded: %v\n", in.SessionID, err)
 		}
 		return printHook(e, hook.Ended())
