@@ -214,3 +214,34 @@ func TestClaudeCodeNeverSendsUpdatedPermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeCodeHookContentType: the hook endpoint decides only input sent
+// as application/json (as Claude Code sends it); the same input as
+// text/plain, a form or with no Content-Type is denied, naming the cause,
+// and answered 200 like every refusal of the hook.
+func TestClaudeCodeHookContentType(t *testing.T) {
+	e := newHookEnv(t)
+	ls := ccInput("s-content-type", "Bash", `{"command":"ls -la"}`)
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8"} {
+		if o := parseHookOutput(t, ct, mustPostAs(t, e.s.URL+"/v1/hooks/claude-code", e.keys["builder"], ct, ls)); o.decision() != "allow" {
+			t.Errorf("as %s: %+v", ct, o)
+		}
+	}
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
+		o := parseHookOutput(t, ct, mustPostAs(t, e.s.URL+"/v1/hooks/claude-code", e.keys["builder"], ct, ls))
+		if o.decision() != "deny" || !strings.Contains(o.reason(), "Content-Type: application/json") {
+			t.Errorf("as %q: %+v; want a deny naming the Content-Type", ct, o)
+		}
+	}
+}
+
+// mustPostAs posts body with Content-Type ct ("" for none); the answer
+// must be 200.
+func mustPostAs(t *testing.T, url, key, ct, body string) []byte {
+	t.Helper()
+	code, out := httpDo(t, "POST", url, key, []byte(body), ct)
+	if code != 200 {
+		t.Fatalf("POST %s as %q: %d %s", url, ct, code, out)
+	}
+	return out
+}

@@ -64,17 +64,25 @@ func (s *Server) authzen(h func(w http.ResponseWriter, r *http.Request, key *rei
 // readJSON reads a body that the AuthZEN transport binding requires to be
 // application/json. Any other media type, or none, is refused before the
 // body is read: a form post or text/plain body is not evaluated, whatever
-// it holds (certification case C-2-4-3). Parameters such as charset are
-// accepted.
+// it holds (certification case C-2-4-3).
 func readJSON(r *http.Request) ([]byte, error) {
+	if err := jsonContent(r); err != nil {
+		return nil, err
+	}
+	return readBody(r)
+}
+
+// jsonContent reports an error unless the request says its body is
+// application/json; parameters such as charset are accepted.
+func jsonContent(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 		if ct == "" {
 			ct = "none"
 		}
-		return nil, fmt.Errorf("the body must be sent as Content-Type: application/json (got %s)", ct)
+		return fmt.Errorf("the body must be sent as Content-Type: application/json (got %s)", ct)
 	}
-	return readBody(r)
+	return nil
 }
 
 func authzenError(w http.ResponseWriter, status int, msg string) {

@@ -57,6 +57,11 @@ func (s *Server) decideClaudeCode(r *http.Request) hook.Output {
 	if readErr != nil {
 		return deny("cannot read the hook input: " + rein.ErrorMessage(readErr))
 	}
+	if err := jsonContent(r); err != nil {
+		// Claude Code sends its hook input as JSON; anything else is not
+		// a hook of Claude Code, and is not decided.
+		return deny("the hook input is not JSON: " + err.Error())
+	}
 	in, err := hook.Parse(body)
 	if err != nil {
 		return deny(err.Error())
