@@ -42,3 +42,16 @@ func TestApprovalRevisionOfOldRecord(t *testing.T) {
 		t.Fatalf("fresh: %+v %v", fresh, err)
 	}
 }
+
+// TestCurrentArgsOfAnApprovalReadBack: an approval read back from JSON
+// (an event, an API answer) says "approved_args": null when nobody edited.
+func TestCurrentArgsOfAnApprovalReadBack(t *testing.T) {
+	var a Approval
+	if err := json.Unmarshal([]byte(`{"args":{"to":"a"},"approved_args":null}`), &a); err != nil {
+		t.Fatal(err)
+	}
+	a.Upgrade()
+	if string(a.CurrentArgs()) != `{"to":"a"}` || a.Changes != nil || a.ArgsHash != ArgsHash(json.RawMessage(`{"to":"a"}`)) {
+		t.Fatalf("current %s, changes %v, hash %s", a.CurrentArgs(), a.Changes, a.ArgsHash)
+	}
+}

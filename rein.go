@@ -249,7 +249,7 @@ type ArgChange struct {
 // CurrentArgs are the arguments of the approval's current revision: the
 // last edit's, else the agent's request.
 func (a *Approval) CurrentArgs() json.RawMessage {
-	if len(a.ApprovedArgs) > 0 {
+	if len(a.ApprovedArgs) > 0 && string(a.ApprovedArgs) != "null" {
 		return a.ApprovedArgs
 	}
 	return a.Args
@@ -270,7 +270,7 @@ func (a *Approval) Upgrade() {
 	if a.ArgsHash == "" {
 		a.ArgsHash = ArgsHash(a.CurrentArgs())
 	}
-	if a.Changes == nil && len(a.ApprovedArgs) > 0 {
+	if a.Changes == nil && len(a.ApprovedArgs) > 0 && string(a.ApprovedArgs) != "null" {
 		a.Changes = ArgChanges(a.Args, a.ApprovedArgs)
 	}
 }
