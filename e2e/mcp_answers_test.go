@@ -52,6 +52,7 @@ type answerCase struct {
 // v1 client, and the v2 client pinned to 2026-07-28 (which requires
 // resultType on every result) and on the 2025 handshake.
 func TestMCPGatewayOwnAnswersEveryVersion(t *testing.T) {
+	t.Parallel() // mostly waiting on client processes
 	e := &statelessEnv{approvalEnv: newApprovalEnvWith(t, t.TempDir(), answersPolicy), record: filepath.Join(t.TempDir(), "record.txt")}
 	bin, err := buildMCPServer()
 	if err != nil {
