@@ -136,7 +136,10 @@ func TestAuthZENInterop(t *testing.T) {
 	}
 	var meta map[string]any
 	getJSON(t, s.URL+"/.well-known/authzen-configuration", "", &meta)
-	if meta["access_evaluation_endpoint"] != s.URL+"/access/v1/evaluation" || meta["access_request_endpoint"] != s.URL+"/access/v1/requests" {
+	// The metadata names rein's address as people reach it: on a loopback
+	// address without base_url, localhost (serve's default base URL).
+	base := strings.Replace(s.URL, "http://127.0.0.1:", "http://localhost:", 1)
+	if meta["access_evaluation_endpoint"] != base+"/access/v1/evaluation" || meta["access_request_endpoint"] != base+"/access/v1/requests" {
 		t.Errorf("metadata: %v", meta)
 	}
 	var checks []map[string]any
