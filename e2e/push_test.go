@@ -157,6 +157,10 @@ func TestConsolePush(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "rein.yaml")
 	writeFile(t, cfg, fmt.Sprintf("push:\n  subject: mailto:ops@example.com\n  services: [%q]\n", ps.srv.URL+"/push/"))
 	e := newConsoleEnvPolicy(t, pushPolicy, "--config", cfg)
+	// A push's link names rein's base URL, which on a loopback address is
+	// localhost: the console runs there, as people open it, so that its
+	// service worker opens the link.
+	e.s.URL = strings.Replace(e.s.URL, "http://127.0.0.1:", "http://localhost:", 1)
 	var info struct {
 		PublicKey string `json:"public_key"`
 	}
