@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/client"
+	"github.com/reinhq/rein/egress"
+	"github.com/reinhq/rein/sandbox"
+)
+
+func init() {
+	register(&command{name: "run", summary: "run a command (an agent, a build) contained: files of its workspace only, network only through rein",
+		args: "[--profile NAME] [--workspace DIR] [--session S] -- COMMAND [ARG...]",
+		example: `  export REIN_KEY=rein_...   # the agent's key; the contained command never sees it
+  rein run -- make test
+  rein run --workspace ~/src/app --session fix-42 -- claude -p "fix the failing test"
+  rein run --profile coding -- sh -c 'go build ./... && go test ./...'
+
+Inside, the command reads and writes its workspace (secrets such as .env are
+masked, files that arm later execution such as .git/hooks are read only),
+reads the system paths of the profile, and reaches the network only through
+rein's egress proxy: every new destination is a net.connect check. The exit
+status is the command's; 2 when containment cannot be set up.`,
+		run: runRun})
+	register(&command{name: sandboxInit, summary: "(internal) the contained side of rein run", run: func(_ context.Context, e *env, args []string) int {
+		if len(args) != 1 {
+			fmt.Fprintln(e.stderr, "rein "+sandboxInit+" is started by rein run, not by hand")
+			return exitUsage
+		}
+		return sandbox.Init(args[0])
+	}})
+}
+
+const sandboxInit = "sandbox-init"
+
+func runRun(ctx context.Context, e *env, args []string) int {
+	// Everything after "--" is the command, flags and all.
+	var command []string
+	for i, a := range args {
+		if a == "--" {
+			args, command = args[:i], args[i+1:]
+			break
+		}
+	}
+	fs := flags(e, "rein run", commandNamed("run"))
+	newClient := clientFlags(e, fs)
+	profile := fs.String("profile", "coding", "containment profile: "+profileNames())
+	workspace := fs.String("workspace", "", "the directory the command may read and write (default: the current directory)")
+	session := fs.String("session", "", "the rein session the run's checks belong to (default: a new one)")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		command = append(pos, command...)
+	}
+	if len(command) == 0 {
+		fmt.Fprintln(e.stderr, "rein run: name the command after --: rein run -- make test")
+		return exitUsage
+	}
+	prof, ok := sandbox.Profiles[*profile]
+	if !ok {
+		fmt.Fprintf(e.stderr, "rein run: no profile %q; profiles: %s\n", *profile, profileNames())
+		return exitUsage
+	}
+	cwd, _ := os.Getwd()
+	ws := *workspace
+	if ws == "" {
+		ws = cwd
+	}
+	ws, err := filepath.Abs(ws)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: workspace: %v\n", err)
+		return exitUsage
+	}
+	if ws == "/" || ws == os.Getenv("HOME") {
+		fmt.Fprintf(e.stderr, "rein run: %s cannot be the workspace: contain a project directory (--workspace)\n", ws)
+		return exitUsage
+	}
+	if _, err := exec.LookPath(command[0]); err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		return 127
+	}
+	features := sandbox.Detect()
+	if m := features.Missing(); m != "" {
+		fmt.Fprintf(e.stderr, "rein run: containment cannot be set up, so nothing runs: %s\n", m)
+		return exitUsage
+	}
+	walls, err := sandbox.FindWalls(ws)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		return exitUsage
+	}
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: cannot find rein's own binary: %v\n", err)
+		return exitUsage
+	}
+	private, err := os.MkdirTemp("", "rein-run-")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		return exitUsage
+	}
+	defer os.RemoveAll(private)
+
+	c := newClient()
+	if *session == "" {
+		*session = rein.NewID("run")
+	}
+	// The egress proxy, outside, on a Unix socket that the sandbox sees.
+	sockDir := filepath.Join(private, "run")
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		return exitUsage
+	}
+	sock := filepath.Join(sockDir, "proxy.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: the egress proxy cannot listen: %v\n", err)
+		return exitUsage
+	}
+	// The sandbox's user (mapped from the caller's) connects to it.
+	os.Chmod(sock, 0o600)
+	proxy := &egress.Proxy{
+		Decide: func(ctx context.Context, host string, port int) (egress.Verdict, error) {
+			return decideConnect(ctx, c, *session, host, port)
+		},
+		Report: func(ctx context.Context, id string, ok bool, summary string) {
+			status := "succeeded"
+			if !ok {
+				status = "failed"
+			}
+			c.Report(ctx, id, client.Result{Status: status, Summary: summary})
+		},
+		Blocked: func(host string, port int, why string) {
+			fmt.Fprintf(e.stderr, "rein run: connection to %s:%d refused: %s\n", host, port, why)
+		},
+		Log: slog.New(slog.DiscardHandler),
+	}
+	go proxy.Serve(l)
+	defer l.Close()
+
+	spec := sandbox.Spec{Profile: prof, Workspace: ws, Dir: cwd, Command: command, Environ: os.Environ(), Private: private,
+		ProxySocket: sock, ProxyPort: 3128, Self: self}
+	cmd, err := sandbox.Command(spec, features, walls)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		return exitUsage
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(e.stderr, "rein run: starting the sandbox: %v\n", err)
+		return exitUsage
+	}
+	err = cmd.Wait()
+	status := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			status = 128 + int(ws.Signal())
+		} else {
+			status = ee.ExitCode()
+		}
+	case err != nil:
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		status = exitUsage
+	}
+	_ = start
+	return status
+}
+
+// decideConnect asks rein whether the contained run may connect to
+// host:port: a net.connect check in the run's session, held while people
+// decide an ask (at most five minutes). Only allow connects; a modify that
+// changes the destination is refused (the proxy connects where it was asked
+// or nowhere).
+func decideConnect(ctx context.Context, c *client.Client, session, host string, port int) (egress.Verdict, error) {
+	args, _ := json.Marshal(map[string]any{"host": host, "port": port})
+	res, err := c.Check(ctx, rein.CheckRequest{Tool: egress.Tool, Args: args, Session: session, WaitMS: rein.MaxWaitMS})
+	if err != nil {
+		return egress.Verdict{}, err
+	}
+	v := egress.Verdict{Reason: res.Reason, CheckID: res.ID}
+	switch res.Decision {
+	case rein.Allow:
+		v.Allowed = true
+	case rein.Modify:
+		if canon, err := rein.Canonical(args); err == nil && string(canon) == string(res.Args) {
+			v.Allowed = true
+		} else {
+			v.Reason = "policy would change the destination (" + string(res.Args) + "); the proxy connects only where it was asked"
+		}
+	case rein.Ask:
+		v.Reason = "no approval in time: " + res.Reason
+	}
+	return v, nil
+}
+
+func profileNames() string {
+	names := ""
+	for n := range sandbox.Profiles {
+		if names != "" {
+			names += ", "
+		}
+		names += n
+	}
+	return names
+}

@@ -1,0 +1,169 @@
+// Package sandbox contains a command and everything it spawns: it sees only
+// its workspace (read and write), a private home and temp directory, and
+// the system paths its profile names (read only); secrets in the workspace
+// are masked and files that arm later execution are read only; it has no
+// network but rein's egress proxy, no privilege, no reach into other
+// processes. It is the one place rein uses the kernel's mechanisms
+// (namespaces through bubblewrap, Landlock, seccomp); the rest of rein
+// decides, this package only builds the walls.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Spec is one contained run.
+type Spec struct {
+	Profile   Profile
+	Workspace string   // absolute; read and written
+	Dir       string   // the working directory inside (default: Workspace)
+	Command   []string // resolved by the caller's PATH
+	Environ   []string // the caller's environment; filtered by the profile
+	// Private is a directory of the caller's (mode 0700) that holds the
+	// run's home, temp and proxy socket.
+	Private string
+	// ProxySocket is the Unix socket rein's egress proxy listens on, inside
+	// Private; ProxyPort the loopback port it is announced on inside.
+	ProxySocket string
+	ProxyPort   int
+	// Self is the rein binary, run inside as the contained command's parent
+	// to apply Landlock and seccomp and to carry the proxy's port.
+	Self string
+}
+
+// Features is what the kernel offers, and what a contained run needs.
+type Features struct {
+	Bwrap          string // path of bubblewrap
+	UserNamespaces bool
+	LandlockABI    int
+	Seccomp        bool
+}
+
+// MinLandlockABI is the Landlock version a contained run needs: 6 scopes
+// abstract Unix sockets and signals to the sandbox.
+const MinLandlockABI = 6
+
+// Missing names what the kernel or the system lacks for containment, or "".
+func (f Features) Missing() string {
+	var miss []string
+	if f.Bwrap == "" {
+		miss = append(miss, "bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+	}
+	if !f.UserNamespaces {
+		miss = append(miss, "unprivileged user namespaces are off (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)")
+	}
+	if f.LandlockABI < MinLandlockABI {
+		miss = append(miss, fmt.Sprintf("Landlock ABI %d or later is needed, the kernel offers %d (Linux 6.12+, with lsm=landlock)", MinLandlockABI, f.LandlockABI))
+	}
+	if !f.Seccomp {
+		miss = append(miss, "seccomp filters are not available")
+	}
+	return strings.Join(miss, "; ")
+}
+
+// String says which features are in force, for the audit record.
+func (f Features) String() string {
+	return fmt.Sprintf("bubblewrap user+mount+pid+net+ipc+uts namespaces, Landlock ABI %d (filesystem, abstract Unix sockets, signals), seccomp, no_new_privs", f.LandlockABI)
+}
+
+// scanLimit bounds the walk through the workspace for masked and
+// exec-config files.
+const scanLimit = 200_000
+
+// Walls are the paths inside the workspace a run must not see (Masked) or
+// must not change (ReadOnly), found by walking it. Directories that only
+// tools regenerate (node_modules, .git/objects) are not descended into.
+type Walls struct {
+	Masked   []string
+	ReadOnly []string
+}
+
+// FindWalls walks the workspace. A workspace too large to walk is an error:
+// the run would otherwise start with secrets unmasked.
+func FindWalls(workspace string) (Walls, error) {
+	var w Walls
+	n := 0
+	err := filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == workspace {
+				return err
+			}
+			return nil // unreadable: the contained run cannot read it either
+		}
+		n++
+		if n > scanLimit {
+			return fmt.Errorf("the workspace holds more than %d files; contain a smaller directory (--workspace)", scanLimit)
+		}
+		rel, _ := filepath.Rel(workspace, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if ExecConfig(rel) {
+			w.ReadOnly = append(w.ReadOnly, p)
+			if d.IsDir() {
+				return fs.SkipDir // read only as a whole
+			}
+			return nil
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "node_modules", "objects":
+				if d.Name() == "node_modules" || strings.HasSuffix(rel, ".git/objects") {
+					return fs.SkipDir
+				}
+			}
+			return nil
+		}
+		if Masked(d.Name()) && (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) {
+			w.Masked = append(w.Masked, p)
+		}
+		return nil
+	})
+	sort.Strings(w.Masked)
+	sort.Strings(w.ReadOnly)
+	return w, err
+}
+
+// Env is the environment of the contained command: PATH, TERM, LANG,
+// LC_* and what the profile names from environ, never a variable shaped like
+// a secret; then the private HOME and TMPDIR and the proxy variables.
+func Env(p Profile, environ []string, home string, proxyPort int) []string {
+	keep := map[string]bool{"PATH": true, "TERM": true, "LANG": true, "LANGUAGE": true}
+	for _, k := range p.Env {
+		keep[k] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || secretShaped(k) {
+			continue
+		}
+		if keep[k] || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	proxy := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+	out = append(out, "HOME="+home, "TMPDIR=/tmp", "USER=agent", "LOGNAME=agent", "REIN_CONTAINED=1")
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		out = append(out, k+"="+proxy)
+	}
+	out = append(out, "NO_PROXY=", "no_proxy=")
+	sort.Strings(out)
+	return out
+}
+
+// errNotLinux is returned where containment is not built.
+var errNotLinux = errors.New("rein run contains commands on Linux only (macOS and Windows: see docs/containment.md)")
+
+// exists reports whether p exists (without following a final symlink).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
