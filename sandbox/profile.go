@@ -86,12 +86,20 @@ var execConfig = []string{
 	"sitecustomize.py", "usercustomize.py",
 }
 
+// execConfigAnywhere are exec-config files by base name, at any depth: a
+// tool reads them in whatever directory it runs (direnv, npm, pip, Python's
+// site, an MCP client).
+var execConfigAnywhere = []string{".envrc", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "pip.conf",
+	"sitecustomize.py", "usercustomize.py", ".mcp.json", "*.pth"}
+
 // ExecConfig reports whether the workspace path rel (slash-separated) is
-// exec-config, by the table above or as a Python start-up file (*.pth).
+// exec-config, by the tables above.
 func ExecConfig(rel string) bool {
 	rel = strings.TrimPrefix(path.Clean("/"+rel), "/")
-	if strings.HasSuffix(rel, ".pth") {
-		return true
+	for _, p := range execConfigAnywhere {
+		if ok, _ := path.Match(p, path.Base(rel)); ok {
+			return true
+		}
 	}
 	for _, p := range execConfig {
 		if dir, ok := strings.CutSuffix(p, "/"); ok {

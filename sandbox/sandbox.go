@@ -167,3 +167,52 @@ func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// Created are the exec-config paths of after that were not in before: files
+// that arm later execution, made by the run (it could not change those that
+// existed, which were read only).
+func Created(before, after Walls) []string {
+	had := map[string]bool{}
+	for _, p := range before.ReadOnly {
+		had[p] = true
+	}
+	var out []string
+	for _, p := range after.ReadOnly {
+		if !had[p] && !underAny(p, before.ReadOnly) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// underAny reports whether p is inside one of dirs.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Quarantine moves the paths (inside workspace) to the same relative paths
+// under dir, outside the workspace, so that nothing runs them until a
+// person has looked; it returns where each went.
+func Quarantine(workspace, dir string, paths []string) (map[string]string, error) {
+	moved := map[string]string{}
+	for _, p := range paths {
+		rel, err := filepath.Rel(workspace, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		to := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return moved, err
+		}
+		if err := os.Rename(p, to); err != nil {
+			return moved, fmt.Errorf("quarantine %s: %w", p, err)
+		}
+		moved[p] = to
+	}
+	return moved, nil
+}

@@ -172,6 +172,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	err = cmd.Wait()
 	status := 0
+	defer quarantine(e, ws, *session, walls)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -224,4 +225,33 @@ func profileNames() string {
 		names += n
 	}
 	return names
+}
+
+// quarantine moves the files that arm later execution which the run
+// created (those that existed were read only) out of the workspace, into
+// rein's state directory, and says where: nothing the contained command
+// wrote runs later outside containment until a person has looked.
+func quarantine(e *env, ws, session string, before sandbox.Walls) {
+	after, err := sandbox.FindWalls(ws)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: cannot look for files that arm later execution after the run: %v\n", err)
+		return
+	}
+	created := sandbox.Created(before, after)
+	if len(created) == 0 {
+		return
+	}
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, _ := os.UserHomeDir()
+		state = filepath.Join(home, ".local", "state")
+	}
+	dir := filepath.Join(state, "rein", "quarantine", session)
+	moved, err := sandbox.Quarantine(ws, dir, created)
+	for from, to := range moved {
+		fmt.Fprintf(e.stderr, "rein run: %s arms later execution and was created by the contained run; moved to %s (review it, then move it back)\n", from, to)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+	}
 }

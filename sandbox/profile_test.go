@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestMasked(t *testing.T) {
+	for name, want := range map[string]bool{
+		".env": true, ".env.local": true, "prod.env": true, "server.key": true, "tls.pem": true, "id_ed25519": true,
+		"credentials.json": true, ".netrc": true, ".pgpass": true, "x.tfvars": true, "kubeconfig": true,
+		".env.example": false, ".env.sample": false, ".env.template": false, "main.go": false, "README.md": false, "keys.go": false,
+	} {
+		if Masked(name) != want {
+			t.Errorf("Masked(%q) = %v, want %v", name, !want, want)
+		}
+	}
+}
+
+func TestExecConfig(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".git/config": true, ".git/hooks/pre-commit": true, ".git/hooks": true, ".git/HEAD": false, ".git/objects/ab/cd": false,
+		".github/workflows/ci.yml": true, ".github/CODEOWNERS": false, ".vscode/settings.json": true, ".envrc": true,
+		"sub/dir/.envrc": true, "lib/python3/site-packages/evil.pth": true, "tools/sitecustomize.py": true, "Jenkinsfile": true,
+		"src/Jenkinsfile.md": false, "main.go": false, "./.mcp.json": true, "pkg/.npmrc": true,
+	} {
+		if ExecConfig(rel) != want {
+			t.Errorf("ExecConfig(%q) = %v, want %v", rel, !want, want)
+		}
+	}
+}
+
+// TestCreatedAndQuarantine: exec-config files the run made are found and
+// moved out of the workspace; those that existed are left.
+func TestCreatedAndQuarantine(t *testing.T) {
+	ws := t.TempDir()
+	write := func(rel string) {
+		p := filepath.Join(ws, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	write(".git/config")
+	write(".env")
+	before, err := FindWalls(ws)
+	if err != nil || len(before.ReadOnly) != 1 || len(before.Masked) != 1 {
+		t.Fatalf("before: %+v %v", before, err)
+	}
+	write(".envrc")
+	write(".github/workflows/x.yml")
+	write("main.go")
+	after, _ := FindWalls(ws)
+	created := Created(before, after)
+	if len(created) != 2 {
+		t.Fatalf("created: %v", created)
+	}
+	q := t.TempDir()
+	moved, err := Quarantine(ws, q, created)
+	if err != nil || len(moved) != 2 {
+		t.Fatalf("quarantine: %v %v", moved, err)
+	}
+	for _, rel := range []string{".envrc", ".github/workflows"} {
+		if exists(filepath.Join(ws, rel)) || !exists(filepath.Join(q, rel)) {
+			t.Errorf("%s was not moved", rel)
+		}
+	}
+	if !exists(filepath.Join(ws, ".git/config")) || !exists(filepath.Join(ws, "main.go")) {
+		t.Error("files that existed or are not exec-config were moved")
+	}
+}
