@@ -26,6 +26,8 @@ const (
 	KindSigningKeyRotated = "signing_key.rotated"
 	KindAgentStep         = "agent.step"
 	KindSessionEnded      = "session.ended"
+	KindSandboxStarted    = "sandbox.started"
+	KindSandboxEnded      = "sandbox.ended"
 	KindApprovalEscalated = "approval.escalated"
 	KindReviewCreated     = "review.created"
 	KindDelegationCreated = "delegation.created"

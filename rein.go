@@ -490,6 +490,9 @@ type Store interface {
 	// EndSession marks a session ended (ErrNotFound when it has no checks,
 	// a conflict when it already ended) and appends e.
 	EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *Entry) (*Session, error)
+	// ContainSession starts session id as contained (Session.Contain: a
+	// conflict unless it is new), creating it, and appends e.
+	ContainSession(ctx context.Context, tenant, id, agent string, sb *Sandbox, e *Entry) (*Session, error)
 	// CreateDelegation stores a delegation with its audit entries.
 	CreateDelegation(ctx context.Context, d *Delegation, entries []*Entry) error
 	// Delegations lists a tenant's delegations (tenant *: every tenant's),

@@ -24,6 +24,37 @@ type Session struct {
 	// (POST /v1/sessions/{id}/end): later checks in it are denied.
 	EndedAt *time.Time `json:"ended_at,omitempty"`
 	EndedBy string     `json:"ended_by,omitempty"`
+	// Sandbox is set when the session was started contained (rein run):
+	// policy sees it as the sandbox variable.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is the containment a session's work runs in (containment.md).
+type Sandbox struct {
+	Profile   string    `json:"profile"`
+	FS        string    `json:"fs"`  // "workspace": files of the workspace only
+	Net       string    `json:"net"` // "proxied": network only through rein's egress proxy
+	Workspace string    `json:"workspace"`
+	Command   []string  `json:"command"`
+	Features  string    `json:"features"` // the kernel features in force
+	KeyID     string    `json:"key_id"`   // the key of the rein run that contains it
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Contain marks a new session as contained. Only a session with no checks
+// yet can be: a session's checks are all made inside its containment or
+// none is, so a session that ran uncontained can never be claimed later.
+func (s *Session) Contain(sb *Sandbox) error {
+	switch {
+	case s.Sandbox != nil:
+		return Errorf(ECodeConflict, "session %s is already contained (since %s)", s.ID, s.Sandbox.StartedAt.UTC().Format(time.RFC3339))
+	case s.Checks > 0:
+		return Errorf(ECodeConflict, "session %s already has %d checks made outside containment; start a new session", s.ID, s.Checks)
+	case s.EndedAt != nil:
+		return Errorf(ECodeConflict, "session %s has ended", s.ID)
+	}
+	s.Sandbox = sb
+	return nil
 }
 
 // Record adds a recorded check to the session's counters. Both stores call

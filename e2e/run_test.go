@@ -17,7 +17,7 @@ import (
 // runPolicy lets a contained run reach one host and no other.
 const runPolicy = `version: 1
 rules:
-  - {id: registry, when: 'tool == "net.connect" && args.host == "registry.example"', decision: allow}
+  - {id: registry, when: 'tool == "net.connect" && args.host == "registry.example" && sandbox.contained && sandbox.net == "proxied"', decision: allow}
   - {id: no-other-hosts, when: 'tool == "net.connect" && args.host != "registry.example"', decision: deny, reason: "only the registry"}
 `
 
@@ -214,6 +214,31 @@ func TestRunContains(t *testing.T) {
 	}
 	if got["exfil.example"] != "deny" || got["c2vjcmv0.exfil.example"] != "deny" || got["registry.example"] != "allow" || got["localhost"] != "deny" {
 		t.Errorf("net.connect checks of the run: %v\n%s", got, out)
+	}
+	// The run is on the record: started contained (policy saw it: the
+	// registry rule needs sandbox.contained) and ended, with what was
+	// quarantined.
+	var sawStart, sawEnd bool
+	for _, b := range allEntries(t, e.s, e.s.adminKey()) {
+		var en struct {
+			Kind    string
+			Subject string
+			Data    map[string]any
+		}
+		json.Unmarshal(b, &en)
+		switch {
+		case en.Kind == "sandbox.started" && en.Subject == "contained-1":
+			sawStart = en.Data["profile"] == "coding" && en.Data["workspace"] == ws && strings.Contains(fmt.Sprint(en.Data["features"]), "Landlock")
+		case en.Kind == "sandbox.ended" && en.Subject == "contained-1":
+			sawEnd = en.Data["exit_status"] == float64(0) && strings.Contains(fmt.Sprint(en.Data["quarantined"]), ".envrc")
+		}
+	}
+	if !sawStart || !sawEnd {
+		t.Errorf("the audit log lacks the run's sandbox.started (%v) or sandbox.ended (%v)", sawStart, sawEnd)
+	}
+	// A session that already ran outside cannot be claimed contained.
+	if r := reinStdin(t, env, "", "run", "--workspace", ws, "--session", "contained-1", "--", "true"); r.code == 0 || !strings.Contains(r.stderr, "already") {
+		t.Errorf("a second run in the same session: %s", r)
 	}
 	for _, h := range []string{"127.0.0.1", "169.254.169.254", "10.0.0.1", "fd00:ec2::254"} {
 		if _, ok := got[h]; ok {

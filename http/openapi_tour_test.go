@@ -221,6 +221,18 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	run(tourStep{op: "DELETE /v1/locks/{id}", path: "/v1/locks/{lock}", key: "acme-admin", want: 404})
 	run(tourStep{op: "POST /v1/sessions/{id}/end", path: "/v1/sessions/s1/end", key: "acme-agent", want: 200})
 	run(tourStep{op: "POST /v1/sessions/{id}/end", path: "/v1/sessions/s1/end", key: "acme-agent", want: 409})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 201,
+		body: map[string]any{"event": "started", "profile": "coding", "workspace": "/srv/app", "command": []string{"make", "test"}, "features": "landlock"}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 409,
+		body: map[string]any{"event": "started", "profile": "coding", "workspace": "/srv/app", "command": []string{"make"}}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/s1/sandbox", key: "acme-agent", want: 409,
+		body: map[string]any{"event": "started", "profile": "coding", "workspace": "/srv/app", "command": []string{"make"}}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 204,
+		body: map[string]any{"event": "ended", "exit_status": 0, "duration_ms": 1200, "quarantined": []string{}}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 400,
+		body: map[string]any{"event": "paused"}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-approver", want: 403,
+		body: map[string]any{"event": "ended"}})
 
 	// The audit log (this server signs no checkpoints: 503 where one is needed).
 	run(tourStep{op: "GET /v1/audit/checkpoint", path: "/v1/audit/checkpoint", key: "acme-auditor"})

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/pipeline"
 )
 
 // postResult: POST /v1/checks/{id}/result -> 204.
@@ -68,5 +69,47 @@ func (s *Server) getSessionChecks(w http.ResponseWriter, r *http.Request, key *r
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read the session's checks: %v", err)
 	}
 	writePage(w, r, list, limit, func(x *rein.CheckRecord) string { return x.ID })
+	return nil
+}
+
+// sandboxEvent: POST /v1/sessions/{id}/sandbox (the agent key of rein run)
+// {"event": "started", "profile", "workspace", "command", "features"} ->
+// 201 with the contained session; {"event": "ended", "exit_status",
+// "duration_ms", "quarantined"} -> 204.
+func (s *Server) sandboxEvent(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var v struct {
+		Event       string   `json:"event"`
+		Profile     string   `json:"profile"`
+		Workspace   string   `json:"workspace"`
+		Command     []string `json:"command"`
+		Features    string   `json:"features"`
+		ExitStatus  int      `json:"exit_status"`
+		DurationMS  int64    `json:"duration_ms"`
+		Quarantined []string `json:"quarantined"`
+	}
+	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, exit_status, duration_ms, quarantined"); err != nil {
+		return err
+	}
+	switch v.Event {
+	case "started":
+		sess, err := s.Pipeline.StartSandbox(r.Context(), key, r.PathValue("id"),
+			pipeline.SandboxStart{Profile: v.Profile, Workspace: v.Workspace, Command: v.Command, Features: v.Features})
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, sess)
+	case "ended":
+		if err := s.Pipeline.EndSandbox(r.Context(), key, r.PathValue("id"),
+			pipeline.SandboxEnd{ExitStatus: v.ExitStatus, DurationMS: v.DurationMS, Quarantined: v.Quarantined}); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		return rein.Errorf(rein.ECodeBadRequest, `"event" is "started" or "ended"`)
+	}
 	return nil
 }

@@ -171,6 +171,7 @@ type check struct {
 	set         *policy.Set
 	assessment  risk.Assessment
 	sessionVal  map[string]any
+	sandboxVal  map[string]any // the session's containment; nil: not contained
 	eval        *policy.Evaluation
 	verdicts    map[*policy.Rule]policy.LimitVerdict
 	reservation *reservation // tokens taken; refunded unless the action is allowed
@@ -321,6 +322,9 @@ func (p *Pipeline) session(ctx context.Context, c *check) {
 	}
 	if s != nil {
 		c.sessionVal["calls"], c.sessionVal["cost"], c.sessionVal["tainted"], c.sessionVal["denials"] = s.Calls, s.Cost, s.Tainted, s.Denials
+		if sb := s.Sandbox; sb != nil {
+			c.sandboxVal = map[string]any{"contained": true, "profile": sb.Profile, "fs": sb.FS, "net": sb.Net}
+		}
 	}
 }
 
@@ -717,7 +721,7 @@ func (p *Pipeline) policyInput(c *check) *policy.Input {
 	return &policy.Input{
 		Tool: c.input.Tool, Args: c.args, Agent: c.input.Agent, Tenant: c.tenant, Intent: c.input.Intent,
 		Labels: c.input.Labels, Risk: c.assessment.Tags, Facts: c.assessment.Facts, Session: c.sessionVal,
-		Cost: c.input.Cost, Now: c.at,
+		Sandbox: c.sandboxVal, Cost: c.input.Cost, Now: c.at,
 	}
 }
 

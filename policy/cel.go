@@ -38,6 +38,7 @@ func env() (*cel.Env, error) {
 			cel.Variable("risk", cel.ListType(cel.StringType)),
 			cel.Variable("facts", cel.MapType(cel.StringType, cel.DynType)),
 			cel.Variable("session", cel.MapType(cel.StringType, cel.DynType)),
+			cel.Variable("sandbox", cel.MapType(cel.StringType, cel.DynType)),
 			cel.Variable("cost", cel.DoubleType),
 			cel.Variable("now", cel.TimestampType),
 			ext.Strings(),
@@ -98,7 +99,7 @@ const MaxInputSize = 1 << 20
 // validation enforces them (labels, names) or rein produces them (risk tags).
 var sizeBounds = map[string][2]uint64{ // variable -> {size, size of an element}
 	"tool": {256, 0}, "agent": {256, 0}, "tenant": {64, 0}, "intent": {8192, 0},
-	"labels": {64, 1024}, "risk": {256, 128}, "session": {16, 256},
+	"labels": {64, 1024}, "risk": {256, 128}, "session": {16, 256}, "sandbox": {8, 256},
 }
 
 // boundedCost reports whether a condition provably stays under the cost
@@ -334,8 +335,17 @@ type Input struct {
 	Risk    []string
 	Facts   map[string]any
 	Session map[string]any
+	// Sandbox is the containment the check's session runs in
+	// (containment.md): {"contained", "profile", "fs", "net"}; set by rein
+	// from the session, never by the client. Nil reads as not contained.
+	Sandbox map[string]any
 	Cost    float64
 	Now     time.Time
+}
+
+// Uncontained is the sandbox variable of a check outside containment.
+func Uncontained() map[string]any {
+	return map[string]any{"contained": false, "profile": "", "fs": "host", "net": "host"}
 }
 
 // activation resolves the CEL variables of one check. Values are converted
@@ -343,7 +353,7 @@ type Input struct {
 type activation struct {
 	tool, agent, tenant, intent types.String
 	args, labels, risk, facts   ref.Val
-	session                     ref.Val
+	session, sandbox            ref.Val
 	cost                        types.Double
 	now                         types.Timestamp
 }
@@ -372,6 +382,7 @@ func newActivation(in *Input) *activation {
 		risk:    adapt.NativeToValue(riskTags),
 		facts:   adapt.NativeToValue(orEmpty(in.Facts)),
 		session: adapt.NativeToValue(orEmpty(in.Session)),
+		sandbox: adapt.NativeToValue(sandboxOf(in.Sandbox)),
 		cost:    types.Double(in.Cost),
 		now:     types.Timestamp{Time: in.Now},
 	}
@@ -397,6 +408,8 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.facts, true
 	case "session":
 		return a.session, true
+	case "sandbox":
+		return a.sandbox, true
 	case "cost":
 		return a.cost, true
 	case "now":
@@ -406,3 +419,10 @@ func (a *activation) ResolveName(name string) (any, bool) {
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+func sandboxOf(m map[string]any) map[string]any {
+	if m == nil {
+		return Uncontained()
+	}
+	return m
+}

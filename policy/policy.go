@@ -471,7 +471,9 @@ func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
 // variable. CEL names a variable only by its identifier, written out, so
 // an expression without the word cannot read it; one with it (a string,
 // facts.session) is counted too, which only costs the check a read.
-func mentionsSession(expr string) bool { return strings.Contains(expr, "session") }
+func mentionsSession(expr string) bool {
+	return strings.Contains(expr, "session") || strings.Contains(expr, "sandbox") // the sandbox is the session's
+}
 
 // overlayApproval applies an approval block over defaults and validates the result.
 func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Problems) (Approval, Problems) {

@@ -707,6 +707,46 @@ func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Tim
 	return out, err
 }
 
+// ContainSession starts a new session contained (Session.Contain).
+func (db *DB) ContainSession(ctx context.Context, tenant, id, agent string, sb *rein.Sandbox, e *rein.Entry) (*rein.Session, error) {
+	var out *rein.Session
+	_, err := db.write(ctx, func(tx *wtx) error {
+		s, err := loadSession(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		created := s == nil
+		if created {
+			s = &rein.Session{ID: id, Tenant: tenant, Agent: agent, StartedAt: sb.StartedAt, LastAt: sb.StartedAt}
+		}
+		if err := s.Contain(sb); err != nil {
+			return err
+		}
+		if created {
+			body, err := json.Marshal(s)
+			if err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING", tenant, id, string(body))
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 { // a check of the session came first: it ran uncontained
+				return rein.Errorf(rein.ECodeConflict, "session %s already has checks made outside containment; start a new session", id)
+			}
+		} else if err := saveSession(ctx, tx, s); err != nil {
+			return err
+		}
+		if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
+			return err
+		}
+		out = s
+		return tx.appendEntries(ctx, e)
+	})
+	db.open.forget() // also when the outcome is unknown
+	return out, err
+}
+
 // SessionEnded returns the session if it has ended, else nil: from memory
 // when this replica has seen it open and no session has ended anywhere
 // since (changememo.go), otherwise from the database.

@@ -97,6 +97,31 @@ func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Tim
 	return out, err
 }
 
+// ContainSession starts a new session contained (Session.Contain).
+func (db *DB) ContainSession(ctx context.Context, tenant, id, agent string, sb *rein.Sandbox, e *rein.Entry) (*rein.Session, error) {
+	var out *rein.Session
+	err := db.tx(ctx, func(tx *wtx) error {
+		s, err := db.writerSession(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			s = &rein.Session{ID: id, Tenant: tenant, Agent: agent, StartedAt: sb.StartedAt, LastAt: sb.StartedAt}
+		}
+		if err := s.Contain(sb); err != nil {
+			return err
+		}
+		if err := saveSession(ctx, tx, s); err != nil {
+			return err
+		}
+		tx.committed(func() { db.memo.changed(s) })
+		out = s
+		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
+		return err
+	})
+	return out, err
+}
+
 // writerSession is loadSession for recording a check: a session this
 // transaction wrote already, or one remembered as committed (the memo holds
 // exactly what the database does: the writer checked for other processes'

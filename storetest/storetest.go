@@ -59,6 +59,7 @@ func Run(t *testing.T, open Open) {
 		{"PushSubscriptions", pushSubscriptions},
 		{"Proposals", proposals},
 		{"RewriteRecordsOnce", rewriteRecordsOnce},
+		{"ContainSession", containSession},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1332,5 +1333,38 @@ func rewriteRecordsOnce(t *testing.T, s rein.Store) {
 	}
 	if n, err := rw.RewriteRecords(ctx, "test-rewrite", change); err != nil || n != 0 {
 		t.Fatalf("the same rewrite again: %d changed, %v", n, err)
+	}
+}
+
+// containSession: a new session can be started contained, keeps its
+// sandbox through the checks recorded in it, and a session that already
+// has checks (or is contained) cannot be.
+func containSession(t *testing.T, s rein.Store) {
+	sb := &rein.Sandbox{Profile: "coding", FS: "workspace", Net: "proxied", Workspace: "/w", Command: []string{"make"}, KeyID: "key_1", StartedAt: t0}
+	e := &rein.Entry{TS: t0, Tenant: "acme", Kind: rein.KindSandboxStarted, Actor: "builder", Subject: "sb1", Data: map[string]any{}}
+	got, err := s.ContainSession(ctx, "acme", "sb1", "builder", sb, e)
+	if err != nil || got.Sandbox == nil || got.Sandbox.Profile != "coding" {
+		t.Fatalf("contain a new session: %v %+v", err, got)
+	}
+	rec := check("chk_sb1", "acme", "key_1", "", "sb1", "sha256:sb", rein.Allow)
+	if _, err := s.RecordCheck(ctx, rec, nil, nil, checkEntry(rec)); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := s.SessionState(ctx, "acme", "sb1", "sha256:sb")
+	if err != nil || st == nil || st.Sandbox == nil || st.Sandbox.Net != "proxied" || st.Checks != 1 {
+		t.Fatalf("the contained session after a check: %v %+v", err, st)
+	}
+	if _, err := s.ContainSession(ctx, "acme", "sb1", "builder", sb, e); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Fatalf("contain a contained session again: %v", err)
+	}
+	plain := check("chk_sb2", "acme", "key_1", "", "sb2", "sha256:sb2", rein.Allow)
+	if _, err := s.RecordCheck(ctx, plain, nil, nil, checkEntry(plain)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ContainSession(ctx, "acme", "sb2", "builder", sb, e); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Fatalf("contain a session that ran uncontained: %v", err)
+	}
+	if st, _, _ := s.SessionState(ctx, "acme", "sb2", ""); st == nil || st.Sandbox != nil {
+		t.Fatalf("the uncontained session: %+v", st)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -165,6 +166,12 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	// The session starts contained, so that policy sees sandbox.contained
+	// in its checks: rein refuses a session that already ran outside.
+	if _, err := c.StartSandbox(ctx, *session, client.SandboxStart{Profile: prof.Name, Workspace: ws, Command: command,
+		Features: features.String()}); err != nil {
+		return fail(e, "rein run", err)
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(e.stderr, "rein run: starting the sandbox: %v\n", err)
@@ -172,7 +179,13 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	err = cmd.Wait()
 	status := 0
-	defer quarantine(e, ws, *session, walls)
+	defer func() {
+		moved := quarantine(e, ws, *session, walls)
+		end := client.SandboxEnd{ExitStatus: status, DurationMS: time.Since(start).Milliseconds(), Quarantined: moved}
+		if err := c.EndSandbox(context.WithoutCancel(ctx), *session, end); err != nil {
+			fmt.Fprintf(e.stderr, "rein run: the end of the contained session could not be recorded: %v\n", err)
+		}
+	}()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -185,7 +198,6 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
 		status = exitUsage
 	}
-	_ = start
 	return status
 }
 
@@ -231,15 +243,15 @@ func profileNames() string {
 // created (those that existed were read only) out of the workspace, into
 // rein's state directory, and says where: nothing the contained command
 // wrote runs later outside containment until a person has looked.
-func quarantine(e *env, ws, session string, before sandbox.Walls) {
+func quarantine(e *env, ws, session string, before sandbox.Walls) []string {
 	after, err := sandbox.FindWalls(ws)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rein run: cannot look for files that arm later execution after the run: %v\n", err)
-		return
+		return nil
 	}
 	created := sandbox.Created(before, after)
 	if len(created) == 0 {
-		return
+		return []string{}
 	}
 	state := os.Getenv("XDG_STATE_HOME")
 	if state == "" {
@@ -248,10 +260,14 @@ func quarantine(e *env, ws, session string, before sandbox.Walls) {
 	}
 	dir := filepath.Join(state, "rein", "quarantine", session)
 	moved, err := sandbox.Quarantine(ws, dir, created)
+	var out []string
 	for from, to := range moved {
 		fmt.Fprintf(e.stderr, "rein run: %s arms later execution and was created by the contained run; moved to %s (review it, then move it back)\n", from, to)
+		out = append(out, from)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
 	}
+	sort.Strings(out)
+	return out
 }

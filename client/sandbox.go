@@ -1,0 +1,47 @@
+package client
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/reinhq/rein"
+)
+
+// SandboxStart says that session starts contained (rein run): policy sees
+// sandbox.contained in its checks from then on. Only a new session can.
+type SandboxStart struct {
+	Profile   string   `json:"profile"`
+	Workspace string   `json:"workspace"`
+	Command   []string `json:"command"`
+	Features  string   `json:"features"`
+}
+
+// SandboxEnd says how the contained command ended.
+type SandboxEnd struct {
+	ExitStatus  int      `json:"exit_status"`
+	DurationMS  int64    `json:"duration_ms"`
+	Quarantined []string `json:"quarantined"`
+}
+
+// StartSandbox records that session starts contained (POST
+// /v1/sessions/{id}/sandbox, event started).
+func (c *Client) StartSandbox(ctx context.Context, session string, s SandboxStart) (*rein.Session, error) {
+	var out rein.Session
+	body := struct {
+		Event string `json:"event"`
+		SandboxStart
+	}{"started", s}
+	if err := c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(session)+"/sandbox", body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// EndSandbox records how the contained command of session ended.
+func (c *Client) EndSandbox(ctx context.Context, session string, e SandboxEnd) error {
+	body := struct {
+		Event string `json:"event"`
+		SandboxEnd
+	}{"ended", e}
+	return c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(session)+"/sandbox", body, nil)
+}

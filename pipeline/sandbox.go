@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+
+	"github.com/reinhq/rein"
+)
+
+// SandboxStart is what rein run says when it starts a contained session.
+type SandboxStart struct {
+	Profile   string   `json:"profile"`
+	Workspace string   `json:"workspace"`
+	Command   []string `json:"command"`
+	Features  string   `json:"features"`
+}
+
+// SandboxEnd is what rein run says when the contained command ended.
+type SandboxEnd struct {
+	ExitStatus  int      `json:"exit_status"`
+	DurationMS  int64    `json:"duration_ms"`
+	Quarantined []string `json:"quarantined"` // files that arm later execution the run created, moved out
+}
+
+// StartSandbox starts session id contained, for key (an agent key: the key
+// rein run holds outside the sandbox, which the contained command never
+// sees). Only a new session can be: its checks are then all made inside,
+// and policy sees sandbox.contained. Recorded as sandbox.started.
+func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, st SandboxStart) (*rein.Session, error) {
+	if !key.Has(rein.RoleAgent) {
+		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; a contained run needs an agent key", key.Name, key.Roles)
+	}
+	if err := rein.CheckName("session", id); err != nil {
+		return nil, err
+	}
+	if st.Profile == "" || len(st.Command) == 0 || !strings.HasPrefix(st.Workspace, "/") {
+		return nil, rein.Errorf(rein.ECodeBadRequest, `a sandbox start names its "profile", "command" and absolute "workspace"`)
+	}
+	now := p.now()
+	sb := &rein.Sandbox{Profile: st.Profile, FS: "workspace", Net: "proxied", Workspace: st.Workspace, Command: st.Command,
+		Features: st.Features, KeyID: key.ID, StartedAt: now}
+	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxStarted, Actor: key.Name, Subject: id,
+		Data: map[string]any{"session": id, "profile": st.Profile, "workspace": st.Workspace, "command": st.Command,
+			"features": st.Features, "fs": sb.FS, "net": sb.Net}}
+	s, err := p.Store.ContainSession(ctx, key.Tenant, id, key.Name, sb, e)
+	switch {
+	case rein.ErrorCode(err) == rein.ECodeConflict:
+		return nil, err
+	case err != nil:
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the contained session %s could not be recorded: %v; retry", id, err)
+	}
+	return s, nil
+}
+
+// EndSandbox records that the contained command of session id ended
+// (sandbox.ended): the key that started it says how.
+func (p *Pipeline) EndSandbox(ctx context.Context, key *rein.Key, id string, end SandboxEnd) error {
+	s, err := p.Session(ctx, key.Tenant, id)
+	if err != nil {
+		return err
+	}
+	if s.Sandbox == nil || s.Sandbox.KeyID != key.ID {
+		return rein.Errorf(rein.ECodeNotFound, "no contained session %s started by this key", id)
+	}
+	now := p.now()
+	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxEnded, Actor: key.Name, Subject: id,
+		Data: map[string]any{"session": id, "exit_status": end.ExitStatus, "duration_ms": end.DurationMS,
+			"quarantined": end.Quarantined, "checks": s.Checks, "denials": s.Denials}}
+	if err := p.Store.Append(ctx, e); err != nil {
+		return rein.Errorf(rein.ECodeUnavailable, "the end of contained session %s could not be recorded: %v; retry", id, err)
+	}
+	return nil
+}
