@@ -38,8 +38,14 @@ func TestContainmentDocsPolicy(t *testing.T) {
 			shell = append(shell, block)
 		}
 	}
-	if len(policies) != 1 {
-		t.Fatalf("%s has %d yaml blocks; the test expects its one net.connect policy", page, len(policies))
+	if len(policies) != 2 {
+		t.Fatalf("%s has %d yaml blocks; the test expects its net.connect policy and its rule on sandbox", page, len(policies))
+	}
+	// The rule on sandbox is a rule to copy into a policy: it compiles in one.
+	rule := filepath.Join(t.TempDir(), "rule.yaml")
+	writeFile(t, rule, "version: 1\nrules:\n"+strings.Join(policies[1], "\n")+"\n")
+	if r := rein(t, nil, "policy", "lint", "--strict", rule); r.code != 0 || !strings.Contains(r.stdout, "0 warnings") {
+		t.Fatalf("rein policy lint --strict on the sandbox rule of %s: %s", page, r)
 	}
 	policy := strings.Join(policies[0], "\n") + "\n"
 	path := filepath.Join(t.TempDir(), "policy.yaml")
