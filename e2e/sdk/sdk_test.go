@@ -1,4 +1,4 @@
-package e2e
+package sdk
 
 import (
 	"context"
@@ -10,22 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
 	"github.com/reinhq/rein/internal/testenv"
 )
 
 // sdkServer starts rein with the SDK tests' policy and returns it with an
 // agent key and an approver key of tenant acme.
-func sdkServer(t *testing.T) (s *server, agent, approver string) {
+func sdkServer(t *testing.T) (s *harness.Server, agent, approver string) {
 	t.Helper()
-	s = startServer(t, t.TempDir(), nil, "--policy", filepath.Join(moduleRoot, "sdk", "testdata", "policy.yaml"))
-	admin := s.adminKey()
-	agent = createAgentKey(t, s, admin, "builder", "acme")
-	r := rein(t, s.clientEnv(admin), "keys", "create", "alice", "--role", "approver", "--tenant", "acme", "--output", "json")
-	if r.code != 0 {
+	s = harness.StartServer(t, t.TempDir(), nil, "--policy", filepath.Join(harness.ModuleRoot, "sdk", "testdata", "policy.yaml"))
+	admin := s.AdminKey()
+	agent = harness.CreateAgentKey(t, s.ClientEnv(admin), "builder", "acme")
+	r := harness.Rein(t, s.ClientEnv(admin), "keys", "create", "alice", "--role", "approver", "--tenant", "acme", "--output", "json")
+	if r.Code != 0 {
 		t.Fatalf("rein keys create alice: %s", r)
 	}
 	var k struct{ Key string }
-	if err := json.Unmarshal([]byte(r.stdout), &k); err != nil || k.Key == "" {
+	if err := json.Unmarshal([]byte(r.Stdout), &k); err != nil || k.Key == "" {
 		t.Fatalf("rein keys create alice --output json: %v\n%s", err, r)
 	}
 	return s, agent, k.Key
@@ -33,19 +34,19 @@ func sdkServer(t *testing.T) (s *server, agent, approver string) {
 
 // runSDK runs a command of an SDK's own test suite against s, failing with
 // its whole output when it exits non-zero.
-func runSDK(t *testing.T, s *server, agent, approver, dir string, timeout time.Duration, name string, args ...string) {
+func runSDK(t *testing.T, s *harness.Server, agent, approver, dir string, timeout time.Duration, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = cleanEnv("REIN_SERVER="+s.URL, "REIN_KEY="+agent, "REIN_APPROVER_KEY="+approver)
+	cmd.Env = harness.CleanEnv("REIN_SERVER="+s.URL, "REIN_KEY="+agent, "REIN_APPROVER_KEY="+approver)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s did not finish within %s\n%s", name, strings.Join(args, " "), timeout, out)
 	}
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s\nrein serve stderr:\n%s", name, strings.Join(args, " "), err, out, s.stderr)
+		t.Fatalf("%s %s: %v\n%s\nrein serve stderr:\n%s", name, strings.Join(args, " "), err, out, s.Stderr)
 	}
 	t.Logf("%s %s:\n%s", name, strings.Join(args, " "), out)
 }
@@ -56,7 +57,7 @@ func runSDK(t *testing.T, s *server, agent, approver, dir string, timeout time.D
 // against a real rein.
 func TestSDKTypeScript(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
-	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
+	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "sdk", "typescript"))
 	s, agent, approver := sdkServer(t)
 	files, err := filepath.Glob(filepath.Join(dir, "test", "*.test.js"))
 	if err != nil || len(files) == 0 {
@@ -71,7 +72,7 @@ func TestSDKTypeScript(t *testing.T) {
 func TestSDKTypeScriptTypes(t *testing.T) {
 	// Not side by side with the others: tsc keeps a core busy for most of
 	// a minute, and under the parallel browser tests it ran past its limit.
-	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
+	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "sdk", "typescript"))
 	for _, config := range []string{"tsconfig.json", "tsconfig.ai6.json"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cmd := exec.CommandContext(ctx, filepath.Join(dir, "node_modules", ".bin", "tsc"), "-p", config)
@@ -88,7 +89,7 @@ func TestSDKTypeScriptTypes(t *testing.T) {
 func TestSDKPython(t *testing.T) {
 	py := testenv.Python(t)
 	s, agent, approver := sdkServer(t)
-	dir := filepath.Join(moduleRoot, "sdk", "python")
+	dir := filepath.Join(harness.ModuleRoot, "sdk", "python")
 	if _, err := os.Stat(filepath.Join(dir, "rein")); err != nil {
 		t.Fatal(err)
 	}
@@ -99,19 +100,19 @@ func TestSDKPython(t *testing.T) {
 // rein serve with the sample policy, while a person of group finance
 // approves what they ask for.
 func TestSDKExamples(t *testing.T) {
-	tsDir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
+	tsDir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "sdk", "typescript"))
 	py := testenv.Python(t)
-	s := startServer(t, t.TempDir(), nil, "--policy", "examples/policy.yaml")
-	admin := s.adminKey()
-	agent := createAgentKey(t, s, admin, "builder", "demo")
-	r := rein(t, s.clientEnv(admin), "keys", "create", "carol", "--role", "approver", "--tenant", "demo", "--group", "finance", "--output", "json")
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", "examples/policy.yaml")
+	admin := s.AdminKey()
+	agent := harness.CreateAgentKey(t, s.ClientEnv(admin), "builder", "demo")
+	r := harness.Rein(t, s.ClientEnv(admin), "keys", "create", "carol", "--role", "approver", "--tenant", "demo", "--group", "finance", "--output", "json")
 	var carol struct{ Key string }
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &carol) != nil {
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &carol) != nil {
 		t.Fatalf("rein keys create carol: %s", r)
 	}
 	goBin := filepath.Join(t.TempDir(), "payments")
 	build := exec.Command("go", "build", "-o", goBin, "./examples/payments")
-	build.Dir = moduleRoot
+	build.Dir = harness.ModuleRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/payments: %v\n%s", err, out)
 	}
@@ -123,8 +124,8 @@ func TestSDKExamples(t *testing.T) {
 		cmd       []string
 		want      []string
 	}{
-		{"go", moduleRoot, []string{goBin}, paid},
-		{"python", moduleRoot, []string{py, "sdk/python/examples/payments.py"}, paid},
+		{"go", harness.ModuleRoot, []string{goBin}, paid},
+		{"python", harness.ModuleRoot, []string{py, "sdk/python/examples/payments.py"}, paid},
 		{"typescript", tsDir, []string{"node", "examples/client.js"}, paid},
 		{"langgraph", tsDir, []string{"node", "examples/langgraph.js"}, []string{"waiting for approval: rein approve apr_", "done: sent 500 to acct-7"}},
 		{"langchain", tsDir, []string{"node", "examples/langchain.js"}, []string{"waiting for approval: rein approve apr_", "done: sent 500 to acct-7"}},
@@ -137,7 +138,7 @@ func TestSDKExamples(t *testing.T) {
 			go approveAll(ctx, s, carol.Key)
 			cmd := exec.CommandContext(ctx, ex.cmd[0], ex.cmd[1:]...)
 			cmd.Dir = ex.dir
-			cmd.Env = cleanEnv("REIN_SERVER="+s.URL, "REIN_KEY="+agent)
+			cmd.Env = harness.CleanEnv("REIN_SERVER="+s.URL, "REIN_KEY="+agent)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", strings.Join(ex.cmd, " "), err, out)
@@ -155,13 +156,13 @@ func TestSDKExamples(t *testing.T) {
 }
 
 // approveAll approves, as key, every pending approval it sees until ctx ends.
-func approveAll(ctx context.Context, s *server, key string) {
+func approveAll(ctx context.Context, s *harness.Server, key string) {
 	for ctx.Err() == nil {
 		var pending []struct{ ID string }
-		code, body := httpDo(s.t, "GET", s.URL+"/v1/approvals?status=pending", key, nil, "")
+		code, body := harness.HTTPDo(s.T, "GET", s.URL+"/v1/approvals?status=pending", key, nil, "")
 		if code == 200 && json.Unmarshal(body, &pending) == nil {
 			for _, a := range pending {
-				httpDo(s.t, "POST", s.URL+"/v1/approvals/"+a.ID+"/votes", key, []byte(`{"vote":"approve","message":"ok"}`), "application/json")
+				harness.HTTPDo(s.T, "POST", s.URL+"/v1/approvals/"+a.ID+"/votes", key, []byte(`{"vote":"approve","message":"ok"}`), "application/json")
 			}
 		}
 		select {

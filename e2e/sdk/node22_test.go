@@ -1,4 +1,4 @@
-package e2e
+package sdk
 
 import (
 	"archive/tar"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -45,7 +46,7 @@ func TestSDKTypeScriptNode22(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "v"+sdkNode {
 		t.Fatalf("%s --version = %q, %v; want v%s", node, out, err, sdkNode)
 	}
-	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "sdk", "typescript"))
+	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "sdk", "typescript"))
 	s, agent, approver := sdkServer(t)
 	files, err := filepath.Glob(filepath.Join(dir, "test", "*.test.js"))
 	if err != nil || len(files) == 0 {
@@ -76,7 +77,7 @@ func nodeRelease(t *testing.T, version string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "pack", "--silent", "--pack-destination", tmp, pkg+"@"+version)
-	cmd.Env = cleanEnv()
+	cmd.Env = harness.CleanEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm pack %s@%s: %v\n%s", pkg, version, err, out)
 	}
@@ -159,7 +160,7 @@ func untar(tgz, dir string) error {
 func TestNodeFloorIsOneEverywhere(t *testing.T) {
 	read := func(rel string) string {
 		t.Helper()
-		b, err := os.ReadFile(filepath.Join(moduleRoot, rel))
+		b, err := os.ReadFile(filepath.Join(harness.ModuleRoot, rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,10 +185,10 @@ func TestNodeFloorIsOneEverywhere(t *testing.T) {
 		}
 	}
 	files := []string{"README.md", "CONTRIBUTING.md", ".ci/run", "internal/testenv/testenv.go", "sdk/typescript/README.md"}
-	docs, _ := filepath.Glob(filepath.Join(moduleRoot, "docs", "*.md"))
-	src, _ := filepath.Glob(filepath.Join(moduleRoot, "sdk", "typescript", "src", "*.js"))
+	docs, _ := filepath.Glob(filepath.Join(harness.ModuleRoot, "docs", "*.md"))
+	src, _ := filepath.Glob(filepath.Join(harness.ModuleRoot, "sdk", "typescript", "src", "*.js"))
 	for _, f := range append(docs, src...) {
-		rel, _ := filepath.Rel(moduleRoot, f)
+		rel, _ := filepath.Rel(harness.ModuleRoot, f)
 		files = append(files, rel)
 	}
 	stale := regexp.MustCompile(`(?i)node(\.js)? ?(\d+)(\+| or later| or newer)|node >= ?(\d+)`)
