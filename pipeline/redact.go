@@ -165,10 +165,29 @@ func (p *Pipeline) reveal(tool string, kept, request json.RawMessage) (json.RawM
 // the hash of the arguments to run, which results are compared with.
 func (p *Pipeline) kept(rec *rein.CheckRecord) *rein.CheckRecord {
 	k := *rec
-	k.RunArgsHash = rein.ArgsHash(rec.Args)
+	if string(rec.Args) == string(rec.Check.Args) && !holdsSecrets(rec.Facts) {
+		return &k // the analysis found no credential in the arguments: nothing to conceal
+	}
 	k.Check.Args = p.concealed(rec.Check.Tool, rec.Check.Args)
 	k.Args = p.concealed(rec.Check.Tool, rec.Args)
+	if string(k.Args) != string(rec.Args) {
+		k.RunArgsHash = rein.ArgsHash(rec.Args)
+	}
 	return &k
+}
+
+// holdsSecrets reports whether a check's facts name a credential in its
+// arguments (risk.ScanArgs, which Conceal follows).
+func holdsSecrets(facts map[string]any) bool {
+	switch list := facts["secrets"].(type) {
+	case []any:
+		return len(list) > 0
+	case []risk.SecretFact:
+		return len(list) > 0
+	case nil:
+		return false
+	}
+	return true // an unexpected shape: conceal to be sure
 }
 
 // answered is a kept record as its agent is answered: the arguments it sent
