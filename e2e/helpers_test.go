@@ -68,8 +68,6 @@ func startServer(t testing.TB, data string, env []string, args ...string) *serve
 	return s
 }
 
-func (s *server) waitReady() { s.t.Helper(); s.h.URL = s.URL; s.h.WaitReady() }
-
 // stop sends SIGINT and requires a clean exit (code 0) within shutdownTimeout.
 func (s *server) stop() {
 	s.t.Helper()
