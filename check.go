@@ -234,16 +234,28 @@ func fieldNames(v any) map[string]bool {
 	var names map[string]bool
 	if s.Kind() == reflect.Struct {
 		names = map[string]bool{}
-		for i := 0; i < s.NumField(); i++ {
-			name, _, _ := strings.Cut(s.Field(i).Tag.Get("json"), ",")
-			if name == "" {
-				name = s.Field(i).Name
-			}
-			names[name] = true
-		}
+		addFieldNames(s, names)
 	}
 	fieldNamesOf.Store(t, names)
 	return names
+}
+
+// addFieldNames adds the JSON names of struct type s's fields, and of the
+// fields of the structs it embeds without a name, as encoding/json reads
+// them.
+func addFieldNames(s reflect.Type, names map[string]bool) {
+	for i := 0; i < s.NumField(); i++ {
+		f := s.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			addFieldNames(f.Type, names)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
 }
 
 var fieldNamesOf sync.Map // reflect.Type -> map[string]bool

@@ -234,3 +234,19 @@ func TestCheckNameShortcutAgreesWithTable(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeStrictEmbedded: the fields of an embedded struct are known
+// fields, as encoding/json reads them; others are still refused.
+func TestDecodeStrictEmbedded(t *testing.T) {
+	var v struct {
+		Event string `json:"event"`
+		SandboxStart
+		SandboxEnd
+	}
+	if err := DecodeStrict([]byte(`{"event":"started","profile":"coding","exit_status":2}`), &v, ""); err != nil || v.Profile != "coding" || v.ExitStatus != 2 {
+		t.Fatalf("embedded fields: %v %+v", err, v)
+	}
+	if err := DecodeStrict([]byte(`{"event":"started","profle":"coding"}`), &v, ""); err == nil {
+		t.Fatal("a misspelled field was accepted")
+	}
+}

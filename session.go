@@ -41,6 +41,21 @@ type Sandbox struct {
 	StartedAt time.Time `json:"started_at"`
 }
 
+// SandboxStart is what rein run says when it starts a contained session.
+type SandboxStart struct {
+	Profile   string   `json:"profile"`
+	Workspace string   `json:"workspace"`
+	Command   []string `json:"command"`
+	Features  string   `json:"features"`
+}
+
+// SandboxEnd is what rein run says when the contained command ended.
+type SandboxEnd struct {
+	ExitStatus  int      `json:"exit_status"`
+	DurationMS  int64    `json:"duration_ms"`
+	Quarantined []string `json:"quarantined"` // files that arm later execution the run created, moved out
+}
+
 // Contain marks a new session as contained. Only a session with no checks
 // yet can be: a session's checks are all made inside its containment or
 // none is, so a session that ran uncontained can never be claimed later.

@@ -7,21 +7,11 @@ import (
 	"github.com/reinhq/rein"
 )
 
-// SandboxStart says that session starts contained (rein run): policy sees
-// sandbox.contained in its checks from then on. Only a new session can.
-type SandboxStart struct {
-	Profile   string   `json:"profile"`
-	Workspace string   `json:"workspace"`
-	Command   []string `json:"command"`
-	Features  string   `json:"features"`
-}
-
-// SandboxEnd says how the contained command ended.
-type SandboxEnd struct {
-	ExitStatus  int      `json:"exit_status"`
-	DurationMS  int64    `json:"duration_ms"`
-	Quarantined []string `json:"quarantined"`
-}
+// SandboxStart and SandboxEnd are what rein run says of a contained session.
+type (
+	SandboxStart = rein.SandboxStart
+	SandboxEnd   = rein.SandboxEnd
+)
 
 // StartSandbox records that session starts contained (POST
 // /v1/sessions/{id}/sandbox, event started).

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/reinhq/rein"
-	"github.com/reinhq/rein/pipeline"
 )
 
 // postResult: POST /v1/checks/{id}/result -> 204.
@@ -82,29 +81,22 @@ func (s *Server) sandboxEvent(w http.ResponseWriter, r *http.Request, key *rein.
 		return err
 	}
 	var v struct {
-		Event       string   `json:"event"`
-		Profile     string   `json:"profile"`
-		Workspace   string   `json:"workspace"`
-		Command     []string `json:"command"`
-		Features    string   `json:"features"`
-		ExitStatus  int      `json:"exit_status"`
-		DurationMS  int64    `json:"duration_ms"`
-		Quarantined []string `json:"quarantined"`
+		Event string `json:"event"`
+		rein.SandboxStart
+		rein.SandboxEnd
 	}
 	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, exit_status, duration_ms, quarantined"); err != nil {
 		return err
 	}
 	switch v.Event {
 	case "started":
-		sess, err := s.Pipeline.StartSandbox(r.Context(), key, r.PathValue("id"),
-			pipeline.SandboxStart{Profile: v.Profile, Workspace: v.Workspace, Command: v.Command, Features: v.Features})
+		sess, err := s.Pipeline.StartSandbox(r.Context(), key, r.PathValue("id"), v.SandboxStart)
 		if err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusCreated, sess)
 	case "ended":
-		if err := s.Pipeline.EndSandbox(r.Context(), key, r.PathValue("id"),
-			pipeline.SandboxEnd{ExitStatus: v.ExitStatus, DurationMS: v.DurationMS, Quarantined: v.Quarantined}); err != nil {
+		if err := s.Pipeline.EndSandbox(r.Context(), key, r.PathValue("id"), v.SandboxEnd); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)

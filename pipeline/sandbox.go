@@ -7,26 +7,11 @@ import (
 	"github.com/reinhq/rein"
 )
 
-// SandboxStart is what rein run says when it starts a contained session.
-type SandboxStart struct {
-	Profile   string   `json:"profile"`
-	Workspace string   `json:"workspace"`
-	Command   []string `json:"command"`
-	Features  string   `json:"features"`
-}
-
-// SandboxEnd is what rein run says when the contained command ended.
-type SandboxEnd struct {
-	ExitStatus  int      `json:"exit_status"`
-	DurationMS  int64    `json:"duration_ms"`
-	Quarantined []string `json:"quarantined"` // files that arm later execution the run created, moved out
-}
-
 // StartSandbox starts session id contained, for key (an agent key: the key
 // rein run holds outside the sandbox, which the contained command never
 // sees). Only a new session can be: its checks are then all made inside,
 // and policy sees sandbox.contained. Recorded as sandbox.started.
-func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, st SandboxStart) (*rein.Session, error) {
+func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, st rein.SandboxStart) (*rein.Session, error) {
 	if !key.Has(rein.RoleAgent) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; a contained run needs an agent key", key.Name, key.Roles)
 	}
@@ -54,7 +39,7 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 
 // EndSandbox records that the contained command of session id ended
 // (sandbox.ended): the key that started it says how.
-func (p *Pipeline) EndSandbox(ctx context.Context, key *rein.Key, id string, end SandboxEnd) error {
+func (p *Pipeline) EndSandbox(ctx context.Context, key *rein.Key, id string, end rein.SandboxEnd) error {
 	s, err := p.Session(ctx, key.Tenant, id)
 	if err != nil {
 		return err

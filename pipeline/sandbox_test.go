@@ -20,7 +20,7 @@ rules:
 `)
 	stored(t, f, f.key)
 	ctx := context.Background()
-	st := SandboxStart{Profile: "coding", Workspace: "/srv/app", Command: []string{"make"}, Features: "landlock"}
+	st := rein.SandboxStart{Profile: "coding", Workspace: "/srv/app", Command: []string{"make"}, Features: "landlock"}
 	if _, err := f.p.StartSandbox(ctx, f.key, "box", st); err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ rules:
 	if _, err := f.p.StartSandbox(ctx, approver("ann", "dev"), "new", st); rein.ErrorCode(err) != rein.ECodeForbidden {
 		t.Fatalf("an approver key starting a sandbox: %v", err)
 	}
-	if err := f.p.EndSandbox(ctx, f.key, "box", SandboxEnd{ExitStatus: 3, DurationMS: 1500}); err != nil {
+	if err := f.p.EndSandbox(ctx, f.key, "box", rein.SandboxEnd{ExitStatus: 3, DurationMS: 1500}); err != nil {
 		t.Fatal(err)
 	}
 	other := &rein.Key{ID: "key_2", Name: "builder2", Tenant: "acme", Roles: []rein.Role{rein.RoleAgent}}
-	if err := f.p.EndSandbox(ctx, other, "box", SandboxEnd{}); rein.ErrorCode(err) != rein.ECodeNotFound {
+	if err := f.p.EndSandbox(ctx, other, "box", rein.SandboxEnd{}); rein.ErrorCode(err) != rein.ECodeNotFound {
 		t.Fatalf("another key ending the sandbox: %v", err)
 	}
 	kinds := map[string]map[string]any{}

@@ -682,66 +682,65 @@ func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
 
 // EndSession marks a session ended, with its audit entry.
 func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *rein.Entry) (*rein.Session, error) {
-	var out *rein.Session
-	_, err := db.write(ctx, func(tx *wtx) error {
-		s, err := loadSession(ctx, tx, tenant, id)
-		if err != nil {
-			return err
-		}
-		if s == nil {
-			return rein.ErrNotFound
-		}
-		if err := s.End(by, at); err != nil {
-			return err
-		}
-		if err := saveSession(ctx, tx, s); err != nil {
-			return err
-		}
-		if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
-			return err
-		}
-		out = s
-		return tx.appendEntries(ctx, e)
-	})
-	db.open.forget() // also when the outcome is unknown
-	return out, err
+	return db.changeSession(ctx, tenant, id, nil, func(s *rein.Session) error { return s.End(by, at) }, e)
 }
 
 // ContainSession starts a new session contained (Session.Contain).
 func (db *DB) ContainSession(ctx context.Context, tenant, id, agent string, sb *rein.Sandbox, e *rein.Entry) (*rein.Session, error) {
+	fresh := &rein.Session{ID: id, Tenant: tenant, Agent: agent, StartedAt: sb.StartedAt, LastAt: sb.StartedAt}
+	return db.changeSession(ctx, tenant, id, fresh, func(s *rein.Session) error { return s.Contain(sb) }, e)
+}
+
+// changeSession applies change (a rule of rein.Session) to a session, its
+// row locked, with its audit entry; every replica forgets what it knew of
+// open sessions. A session without checks is inserted as fresh changed, or
+// is ErrNotFound when fresh is nil; a session inserted meanwhile by a check
+// is changed instead.
+func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.Session, change func(*rein.Session) error, e *rein.Entry) (*rein.Session, error) {
 	var out *rein.Session
 	_, err := db.write(ctx, func(tx *wtx) error {
-		s, err := loadSession(ctx, tx, tenant, id)
-		if err != nil {
-			return err
-		}
-		created := s == nil
-		if created {
-			s = &rein.Session{ID: id, Tenant: tenant, Agent: agent, StartedAt: sb.StartedAt, LastAt: sb.StartedAt}
-		}
-		if err := s.Contain(sb); err != nil {
-			return err
-		}
-		if created {
-			body, err := json.Marshal(s)
+		for {
+			s, err := loadSession(ctx, tx, tenant, id)
 			if err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING", tenant, id, string(body))
-			if err != nil {
+			if s == nil && fresh == nil {
+				return rein.ErrNotFound
+			}
+			inserted := false
+			if s == nil {
+				c := *fresh
+				s = &c
+				if err := change(s); err != nil {
+					return err
+				}
+				body, err := json.Marshal(s)
+				if err != nil {
+					return err
+				}
+				tag, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING", tenant, id, string(body))
+				if err != nil {
+					return err
+				}
+				if tag.RowsAffected() == 0 {
+					continue // inserted meanwhile: change that one
+				}
+				inserted = true
+			}
+			if !inserted {
+				if err := change(s); err != nil {
+					return err
+				}
+				if err := saveSession(ctx, tx, s); err != nil {
+					return err
+				}
+			}
+			if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
 				return err
 			}
-			if tag.RowsAffected() == 0 { // a check of the session came first: it ran uncontained
-				return rein.Errorf(rein.ECodeConflict, "session %s already has checks made outside containment; start a new session", id)
-			}
-		} else if err := saveSession(ctx, tx, s); err != nil {
-			return err
+			out = s
+			return tx.appendEntries(ctx, e)
 		}
-		if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
-			return err
-		}
-		out = s
-		return tx.appendEntries(ctx, e)
 	})
 	db.open.forget() // also when the outcome is unknown
 	return out, err

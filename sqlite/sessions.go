@@ -74,41 +74,33 @@ func (db *DB) touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) 
 
 // EndSession marks a session ended, with its audit entry.
 func (db *DB) EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *rein.Entry) (*rein.Session, error) {
-	var out *rein.Session
-	err := db.tx(ctx, func(tx *wtx) error {
-		s, err := db.writerSession(ctx, tx, tenant, id)
-		if err != nil {
-			return err
-		}
-		if s == nil {
-			return rein.ErrNotFound
-		}
-		if err := s.End(by, at); err != nil {
-			return err
-		}
-		if err := saveSession(ctx, tx, s); err != nil {
-			return err
-		}
-		tx.committed(func() { db.memo.changed(s) })
-		out = s
-		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
-		return err
-	})
-	return out, err
+	return db.changeSession(ctx, tenant, id, nil, func(s *rein.Session) error { return s.End(by, at) }, e)
 }
 
 // ContainSession starts a new session contained (Session.Contain).
 func (db *DB) ContainSession(ctx context.Context, tenant, id, agent string, sb *rein.Sandbox, e *rein.Entry) (*rein.Session, error) {
+	fresh := &rein.Session{ID: id, Tenant: tenant, Agent: agent, StartedAt: sb.StartedAt, LastAt: sb.StartedAt}
+	return db.changeSession(ctx, tenant, id, fresh, func(s *rein.Session) error { return s.Contain(sb) }, e)
+}
+
+// changeSession applies change (a rule of rein.Session) to a session in
+// one write transaction with its audit entry. A session without checks is
+// fresh, or ErrNotFound when fresh is nil.
+func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.Session, change func(*rein.Session) error, e *rein.Entry) (*rein.Session, error) {
 	var out *rein.Session
 	err := db.tx(ctx, func(tx *wtx) error {
 		s, err := db.writerSession(ctx, tx, tenant, id)
 		if err != nil {
 			return err
 		}
-		if s == nil {
-			s = &rein.Session{ID: id, Tenant: tenant, Agent: agent, StartedAt: sb.StartedAt, LastAt: sb.StartedAt}
+		if s == nil && fresh == nil {
+			return rein.ErrNotFound
 		}
-		if err := s.Contain(sb); err != nil {
+		if s == nil {
+			c := *fresh
+			s = &c
+		}
+		if err := change(s); err != nil {
 			return err
 		}
 		if err := saveSession(ctx, tx, s); err != nil {
