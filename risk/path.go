@@ -19,6 +19,10 @@ type PathFact struct {
 	// files, scheduled jobs, a tool's or repository's configuration, CI).
 	ExecConfig       bool `json:"exec_config"`
 	OutsideWorkspace bool `json:"outside_workspace"`
+	// Host is the host a UNC path names (\\host\share, //host/share,
+	// \\?\UNC\host\share): opening it connects there and offers the
+	// user's credentials.
+	Host string `json:"host,omitempty"`
 }
 
 // sensitiveNames are file and directory names that hold keys, credentials
@@ -63,6 +67,9 @@ func ClassifyPath(raw, workspace string) (PathFact, []string) {
 		g, more := classifyPath(alt, workspace)
 		f.Secret, f.ExecConfig = f.Secret || g.Secret, f.ExecConfig || g.ExecConfig
 		f.Sensitive, f.OutsideWorkspace = f.Sensitive || g.Sensitive, f.OutsideWorkspace || g.OutsideWorkspace
+		if f.Host == "" {
+			f.Host = g.Host
+		}
 		for _, t := range more {
 			if !slices.Contains(tags, t) {
 				tags = append(tags, t)
@@ -173,15 +180,35 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 		}
 	}
 	f.Clean = cleanPath(p)
+	if throughLink(p) {
+		// ".." out of a link: lexical cleaning cannot say where it ends.
+		tags = append(tags, "path.unresolved")
+		f.Secret, f.ExecConfig = true, true
+	}
+	if host, device := uncHost(p); host != "" {
+		tags = append(tags, "path.network")
+		f.Host = host
+	} else if device {
+		f.Secret = true // a raw disk, a shadow copy, another process's pipe
+	}
+	// A template (.env.example) is not a secret by its name alone.
+	tmpl := isTemplate(strings.ToLower(f.Clean[strings.LastIndexByte(f.Clean, '/')+1:]))
 	for _, c := range pathCandidates(f.Clean, workspace) {
 		lc := strings.ToLower(c)
 		segs := strings.Split(lc, "/")
+		if !f.Secret && closedSecret(segs) {
+			f.Secret = true
+		}
+		if !f.ExecConfig && execClosed(segs) {
+			f.ExecConfig = true
+		}
 		if !strings.ContainsAny(lc, "*?[") {
 			// The common case: a plain path, matched without allocations.
 			for i := range compiledPathRules {
 				r := &compiledPathRules[i]
-				if (r.secret && !f.Secret || r.execConfig && !f.ExecConfig) && r.matches(segs) {
-					f.Secret = f.Secret || r.secret
+				secret := r.secret && !(tmpl && r.anywhere)
+				if (secret && !f.Secret || r.execConfig && !f.ExecConfig) && r.matches(segs) {
+					f.Secret = f.Secret || secret
 					f.ExecConfig = f.ExecConfig || r.execConfig
 				}
 			}
@@ -195,17 +222,29 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 			if wild && strings.HasPrefix(r.pattern, "**/") && !strings.HasSuffix(r.pattern, "/**") {
 				continue
 			}
-			if (r.secret && !f.Secret || r.execConfig && !f.ExecConfig) && mayMeet(r.pattern, c) &&
+			secret := r.secret && !(tmpl && compiledPathRules[i].anywhere)
+			if (secret && !f.Secret || r.execConfig && !f.ExecConfig) && mayMeet(r.pattern, c) &&
 				segsMeet(compiledPathRules[i].segs, segs) {
-				f.Secret = f.Secret || r.secret
+				f.Secret = f.Secret || secret
 				f.ExecConfig = f.ExecConfig || r.execConfig
 			}
 		}
 	}
-	f.Sensitive = f.Secret || f.ExecConfig
 	if workspace != "" {
-		f.OutsideWorkspace = outsideWorkspace(f.Clean, cleanPath(strings.ReplaceAll(workspace, `\`, "/")))
+		ws := cleanPath(strings.ReplaceAll(workspace, `\`, "/"))
+		f.OutsideWorkspace = outsideWorkspace(f.Clean, ws)
+		// Closed world: outside the workspace, only what is known public
+		// reads as harmless.
+		if f.OutsideWorkspace && !f.Secret {
+			abs := f.Clean
+			if !isAbsPath(abs) && !strings.HasPrefix(abs, "~") && !strings.HasPrefix(abs, "$") &&
+				!strings.HasPrefix(abs, "%") {
+				abs = cleanPath(strings.TrimSuffix(ws, "/") + "/" + abs)
+			}
+			f.Secret = !publicPath(abs)
+		}
 	}
+	f.Sensitive = f.Secret || f.ExecConfig
 	if f.Sensitive {
 		tags = append(tags, "path.sensitive")
 	}
@@ -225,6 +264,7 @@ type pathRule struct {
 	prefix             []string
 	last, need         string
 	suffix             bool // "**/" then only plain names: a suffix test is enough
+	anywhere           bool // a name wherever it is ("**/x", not "**/x/**")
 	secret, execConfig bool
 }
 
@@ -246,6 +286,7 @@ var compiledPathRules = func() []pathRule {
 			pr.need = segs[1]
 		}
 		pr.suffix = segs[0] == "**" && !strings.ContainsAny(strings.Join(segs[1:], "/"), "*?[")
+		pr.anywhere = segs[0] == "**" && segs[len(segs)-1] != "**"
 		out[i] = pr
 	}
 	return out

@@ -31,7 +31,9 @@ func TestClassifyPath(t *testing.T) {
 		// Windows: drive letters and UNC paths are absolute; names ignore case.
 		{`C:\Users\u\.SSH\ID_RSA`, "/srv/app", "C:/Users/u/.SSH/ID_RSA", []string{"path.sensitive", "path.outside_workspace"}, nil},
 		{`c:/windows/system32/drivers/etc/hosts`, "", "c:/windows/system32/drivers/etc/hosts", []string{"path.sensitive"}, nil},
-		{`\\fileserver\share\notes.txt`, "/srv/app", "//fileserver/share/notes.txt", []string{"path.outside_workspace"}, []string{"path.sensitive"}},
+		// A UNC path connects to the host it names (path.network), and
+		// outside the workspace it is not known public.
+		{`\\fileserver\share\notes.txt`, "/srv/app", "//fileserver/share/notes.txt", []string{"path.outside_workspace", "path.network", "path.sensitive"}, nil},
 		{`C:\proj\app\src\x.go`, `C:\Proj\App`, "C:/proj/app/src/x.go", nil, []string{"path.outside_workspace", "path.sensitive"}},
 		{`D:\data`, `C:\Proj\App`, "D:/data", []string{"path.outside_workspace"}, nil},
 	}
@@ -145,8 +147,9 @@ func TestDoubleSlashPaths(t *testing.T) {
 		{`\\?\C:\Windows\System32\drivers\etc\hosts`, false, true},
 		{`\\.\C:\Windows\System32\x.dll`, false, true},
 		{`\\localhost\C$\Windows\System32\x.dll`, false, true},
-		{`\\fileserver\share\notes.txt`, false, false},
-		{"//etc/hosts", false, false},
+		// UNC readings name another host: outside the workspace, not public.
+		{`\\fileserver\share\notes.txt`, true, false},
+		{"//etc/hosts", true, false},
 	} {
 		f, _ := ClassifyPath(c.raw, "/srv/agent")
 		if c.secret && !f.Secret || c.execConfig && !f.ExecConfig || !c.secret && !c.execConfig && f.Sensitive {
@@ -178,7 +181,9 @@ func TestHookAndSettingsExecConfig(t *testing.T) {
 			t.Errorf("echo x > %s: tags %v", p, tags)
 		}
 	}
-	for _, p := range []string{".claude/commands/review.md", ".vscode/extensions.json", "husky.md", "src/settings.json"} {
+	// .claude/commands/*.md run their "!" lines (Claude Code "Slash
+	// commands"), so only extension recommendations stay inert here.
+	for _, p := range []string{".vscode/extensions.json", "husky.md", "src/settings.json"} {
 		if f, _ := ClassifyPath(p, "/srv/agent"); f.ExecConfig {
 			t.Errorf("%s: not execution configuration", p)
 		}

@@ -238,4 +238,208 @@ var sensitivePathRules = []struct {
 	{"**/.vscode/tasks.json", false, true}, {"**/.vscode/launch.json", false, true},
 	{"**/.vscode/settings.json", false, true}, {"**/*.code-workspace", false, true},
 	{"**/.devcontainer/**", false, true}, {"**/.devcontainer.json", false, true},
+
+	// Formerly the shell's own lists, now one table for every tool: client
+	// histories and token files (vim's viminfo, Vault, boto, s3cmd, MySQL,
+	// pass, keyrings, Kerberos keytabs, shadow backups, pam_pwhistory),
+	// command-line clients' tokens (gh, Composer (getcomposer.org "auth.json"),
+	// Cargo, Terraform, rclone, Rails' config/master.key, hub, RubyGems, Maven
+	// settings-security), container and cluster secrets (kubelet's state).
+	{"**/.viminfo", true, false}, {"**/.vault-token", true, false}, {"**/.boto", true, false},
+	{"**/.s3cfg", true, false}, {"**/.password-store/**", true, false}, {"**/keyrings/*", true, false}, {"**/keyrings/*/**", true, false},
+	{"**/*.keytab", true, false}, {"**/*_history", true, false},
+	{"**/shadow-", true, false}, {"**/gshadow-", true, false}, {"**/opasswd", true, false},
+	{"**/ssh_host_*_key", true, false},
+	{"**/.composer/auth.json", true, false}, {"**/.config/composer/auth.json", true, false}, {"**/auth.json", true, false},
+	{"**/config/master.key", true, false}, {"**/.config/hub", true, false}, {"**/.m2/settings-security.xml", true, false},
+	{"/var/lib/kubelet/**", true, false},
+	// Files the shell already counted as arming later execution: git's
+	// attributes and submodules (gitattributes(5) selects filter and diff
+	// drivers; gitmodules(5)), curl's and wget's start-up files (curlrc,
+	// wgetrc: output files, proxies), readline's inputrc (macros),
+	// PYTHONSTARTUP's usual name, less's lesskey, vi's .exrc.
+	{"**/.gitattributes", false, true}, {"**/.gitmodules", false, true}, {"**/.curlrc", false, true},
+	{"**/.wgetrc", false, true}, {"**/.inputrc", false, true}, {"**/.pythonrc", false, true},
+	{"**/.lesskey", false, true}, {"**/.exrc", false, true}, {"**/.config/git/**", false, true},
+	{"**/.config/autostart/**", false, true}, {"**/.config/systemd/**", false, true},
+
+	// Secrets by shape inside any folder (a template such as .env.example,
+	// .env.sample, .env.template or .env.dist is not one: isTemplate):
+	// dotenv files under any name (prod.env, .env.local; dotenv and Docker
+	// Compose "env_file"), kubeconfigs (kubernetes.io, "Organizing Cluster
+	// Access Using kubeconfig Files"), Terraform variables in JSON, Ceph and
+	// other keyrings, Oracle wallets (cwallet.sso), credentials in
+	// configuration formats.
+	{"**/*.env", true, false}, {"**/kubeconfig", true, true}, {"**/kubeconfig.*", true, true},
+	{"**/*.kubeconfig", true, true}, {"**/*.tfvars.json", true, false}, {"**/*.keyring", true, false},
+	{"**/cwallet.sso", true, false}, {"**/*credential*.ini", true, false}, {"**/*credential*.toml", true, false},
+	{"**/*credential*.conf", true, false}, {"**/*credential*.cfg", true, false}, {"**/*credential*.env", true, false},
+	{"**/*credential*.properties", true, false}, {"**/*credential*.db", true, false},
+	{"**/credentials.*", true, false},
+
+	// Container registries: Docker's whole folder (contexts and machine
+	// keys, docs.docker.com "docker context"), containers-auth.json(5) for
+	// Podman, Buildah and Skopeo (per user, per run-time directory, system),
+	// Helm's registry logins and repositories (helm.sh "helm registry login").
+	{"~/.docker/**", true, false}, {"~/.config/containers/auth.json", true, false},
+	{"/run/user/*/containers/auth.json", true, false}, {"/etc/containers/auth.json", true, false},
+	{"~/.config/helm/**", true, false}, {"~/Library/Preferences/helm/**", true, false},
+	// Cluster configurations and join tokens: k3s and RKE2 (docs.k3s.io
+	// "Cluster Access", "Server configuration": server/token, node-token),
+	// MicroK8s credentials, minikube client keys, Talos, Docker Swarm's keys,
+	// kubeadm's /etc/kubernetes (above), Nomad and Consul agents' data.
+	{"/etc/rancher/**", true, true}, {"/var/lib/rancher/**", true, false},
+	{"/var/snap/microk8s/*/credentials/**", true, false}, {"~/.minikube/**", true, false},
+	{"~/.talos/**", true, false}, {"/var/lib/docker/swarm/**", true, false}, {"/var/lib/docker/**", true, false},
+	{"/etc/nomad.d/**", true, true}, {"/etc/consul.d/**", true, true}, {"/opt/nomad/**", true, false},
+	{"/opt/consul/**", true, false},
+	// VPN and IPsec keys: WireGuard (wg-quick(8): /etc/wireguard/*.conf
+	// hold private keys), strongSwan (ipsec.secrets(5), swanctl.conf(5)),
+	// OpenVPN, NetworkManager (nm-settings-keyfile(5): system-connections
+	// hold PSKs and VPN secrets), wpa_supplicant, Tailscale and ZeroTier
+	// node identities.
+	{"/etc/wireguard/**", true, true}, {"/etc/ipsec.secrets", true, false},
+	{"/etc/ipsec.d/**", true, false}, {"/etc/swanctl/**", true, false}, {"/etc/strongswan.d/**", true, false},
+	{"/etc/openvpn/**", true, true}, {"/etc/NetworkManager/system-connections/**", true, false},
+	{"/etc/wpa_supplicant/**", true, false}, {"/var/lib/tailscale/**", true, false},
+	{"/var/lib/zerotier-one/**", true, false}, {"**/identity.secret", true, false},
+	// Mail relays: Postfix SASL passwords (postfix SASL_README), msmtp
+	// (msmtp(1)), sSMTP, Exim's passwd.client, sendmail's authinfo, and mail
+	// clients' start-up files that hold passwords (mutt, mbsync, fetchmail,
+	// OfflineIMAP).
+	{"/etc/postfix/sasl_passwd*", true, false}, {"/etc/postfix/sasl/**", true, false}, {"**/.msmtprc", true, false},
+	{"/etc/msmtprc", true, false}, {"/etc/ssmtp/**", true, false}, {"/etc/exim4/passwd.client", true, false},
+	{"/etc/mail/authinfo*", true, false}, {"**/.muttrc", true, true}, {"**/.mbsyncrc", true, true},
+	{"**/.fetchmailrc", true, true}, {"**/.offlineimaprc", true, true}, {"**/.netrc.gpg", true, false},
+	// Storage keyrings and keys: Ceph (docs.ceph.com "User Management":
+	// /etc/ceph/*.keyring), Samba's private store, s3fs's passwd files,
+	// MinIO's client, LUKS key files (crypttab(5)).
+	{"/etc/ceph/**", true, false}, {"/var/lib/samba/private/**", true, false}, {"/etc/samba/smbpasswd", true, false},
+	{"**/.passwd-s3fs", true, false}, {"/etc/passwd-s3fs", true, false}, {"~/.mc/**", true, false},
+	{"/etc/cryptsetup-keys.d/**", true, false}, {"/etc/crypttab", true, false},
+	// Secret managers' keys: SOPS age keys (github.com/getsops/sops, "Encrypting
+	// using age"), age's key files, Ansible Vault password files, git-crypt
+	// keys, 1Password CLI, Bitwarden CLI, Doppler, Infisical, gopass, chezmoi.
+	{"~/.config/sops/**", true, false}, {"~/Library/Application Support/sops/**", true, false},
+	{"**/age/keys.txt", true, false}, {"**/.vault_pass*", true, false}, {"**/vault_pass*", true, false},
+	{"**/.vault-password*", true, false}, {"**/.git/git-crypt/**", true, true}, {"~/.config/op/**", true, false},
+	{"~/.op/**", true, false}, {"~/.config/Bitwarden CLI/**", true, false}, {"~/.doppler/**", true, false},
+	{"~/.infisical/**", true, false}, {"~/.local/share/gopass/**", true, false}, {"~/.config/gopass/**", true, false},
+	{"~/.config/chezmoi/**", true, true},
+	// Wallets: Bitcoin Core (wallet.dat, wallets/), Ethereum keystores,
+	// Electrum, Solana CLI (id.json), Monero, Exodus, on Linux, macOS, Windows.
+	{"**/wallet.dat", true, false}, {"~/.bitcoin/**", true, false}, {"~/.ethereum/keystore/**", true, false},
+	{"**/keystore/utc--*", true, false}, {"~/.electrum/**", true, false}, {"~/.config/solana/**", true, false},
+	{"~/.bitmonero/**", true, false}, {"~/.config/Exodus/**", true, false},
+	{"~/Library/Application Support/Bitcoin/**", true, false}, {"~/Library/Application Support/Exodus/**", true, false},
+	{"~/AppData/Roaming/Bitcoin/**", true, false}, {"~/AppData/Roaming/Electrum/**", true, false},
+	{"~/AppData/Roaming/Exodus/**", true, false},
+	// AI command-line clients' logins: Claude Code (.credentials.json),
+	// OpenAI Codex (auth.json), Gemini CLI (oauth_creds.json, .env), GitHub
+	// Copilot (hosts.json, apps.json), Hugging Face (token), llm (keys.json),
+	// Aider (.aider.conf.yml and .env hold API keys).
+	{"~/.claude/.credentials.json", true, false}, {"~/.codex/auth.json", true, false},
+	{"~/.gemini/oauth_creds.json", true, false}, {"~/.gemini/.env", true, false},
+	{"~/.config/github-copilot/**", true, false}, {"~/.cache/huggingface/token", true, false},
+	{"~/.huggingface/token", true, false}, {"~/.config/io.datasette.llm/keys.json", true, false},
+	{"~/Library/Application Support/io.datasette.llm/keys.json", true, false},
+	{"**/.aider.conf.yml", true, true},
+	// Data-warehouse and database profiles: dbt (profiles.yml, in ~/.dbt or
+	// the project: docs.getdbt.com "About profiles.yml"), Snowflake
+	// (connections.toml, config.toml, SnowSQL's config), Databricks
+	// (.databrickscfg), ODBC DSNs with passwords (odbc.ini), ClickHouse,
+	// cqlsh, MongoDB's shell start-up files, Oracle's wallets (above).
+	{"**/profiles.yml", true, false}, {"~/.snowflake/**", true, false}, {"~/.snowsql/**", true, false},
+	{"**/.databrickscfg", true, false}, {"**/.odbc.ini", true, false}, {"/etc/odbc.ini", true, false},
+	{"~/.clickhouse-client/**", true, false}, {"~/.cassandra/**", true, false}, {"**/.mongoshrc.js", true, true},
+	{"**/.mongorc.js", true, true},
+	// Windows credential stores and hives: the SAM, SECURITY, SYSTEM and
+	// SOFTWARE hives and their backups (Microsoft "Registry Hives"), Active
+	// Directory's ntds.dit, users' NTUSER.DAT and UsrClass.dat, Credential
+	// Manager and Vault folders, DPAPI master keys (Protect), Wi-Fi profiles
+	// with keys, unattended-setup answer files that hold passwords
+	// (Microsoft "Unattended Windows Setup Reference").
+	{"?:/Windows/System32/config/**", true, true}, {"?:/Windows/repair/**", true, false},
+	{"?:/Windows/NTDS/**", true, false}, {"~/NTUSER.DAT*", true, true}, {"~/ntuser.ini", true, false},
+	{"~/AppData/Local/Microsoft/Windows/UsrClass.dat*", true, true},
+	{"~/AppData/Roaming/Microsoft/Credentials/**", true, false}, {"~/AppData/Local/Microsoft/Credentials/**", true, false},
+	{"~/AppData/Roaming/Microsoft/Protect/**", true, false}, {"~/AppData/Local/Microsoft/Vault/**", true, false},
+	{"~/AppData/Roaming/Microsoft/Vault/**", true, false}, {"?:/ProgramData/Microsoft/Vault/**", true, false},
+	{"?:/ProgramData/Microsoft/Wlansvc/**", true, false}, {"?:/Windows/System32/Microsoft/Protect/**", true, false},
+	{"?:/Windows/Panther/**", true, false}, {"**/unattend.xml", true, false}, {"**/autounattend.xml", true, false},
+	{"**/sysprep.inf", true, false}, {"**/*.hiv", true, false},
+	// Browser profiles inside application sandboxes and other browsers:
+	// Flatpak keeps each application's home in ~/.var/app/ID
+	// (docs.flatpak.org), snapd in ~/snap/NAME (snapcraft.io "Data
+	// locations"), macOS sandboxed applications in ~/Library/Containers
+	// (Safari's data included) and ~/Library/Safari; Vivaldi, Opera, Arc.
+	{"~/.var/app/**", true, true}, {"~/snap/*/**", true, false}, {"~/Library/Containers/**", true, false},
+	{"~/Library/Safari/**", true, false}, {"~/.config/vivaldi/**", true, false}, {"~/.config/opera/**", true, false},
+	{"~/Library/Application Support/Arc/**", true, false}, {"~/Library/Application Support/Vivaldi/**", true, false},
+	{"~/Library/Application Support/com.operasoftware.Opera/**", true, false},
+	{"~/Library/Application Support/Chromium/**", true, false}, {"~/AppData/Local/Vivaldi/**", true, false},
+	{"~/AppData/Roaming/Opera Software/**", true, false},
+	// macOS's BSD password database (master.passwd(5)).
+	{"/etc/master.passwd", true, false}, {"/private/etc/master.passwd", true, false},
+
+	// Writes that arm later execution, closed-world (execClosed in
+	// pathworld.go adds every hidden path and package folder that is not
+	// known inert, .github/, .gitlab/ and .vscode/ included); the rows here
+	// name what is not hidden, or hidden folders that are never inert.
+	// Version control internals: everything under .git (githooks(5),
+	// git-config(1), gitrepository-layout(5): commondir, worktrees'
+	// gitdir files, modules/*/config of submodules), a .git file that points
+	// elsewhere (gitdir:), alternative hooks folders named by core.hooksPath
+	// (.githooks, githooks, git-hooks by convention), Mercurial's hgrc
+	// (hgrc(5): [hooks]), Subversion's and Jujutsu's folders.
+	{"**/.git/**", false, true}, {"**/.git", false, true}, {"**/.githooks/**", false, true},
+	{"**/githooks/*", false, true}, {"**/githooks/*/**", false, true}, {"**/git-hooks/*", false, true},
+	{"**/git-hooks/*/**", false, true}, {"**/.hg/**", false, true},
+	{"**/.hgrc", false, true}, {"**/.svn/**", false, true}, {"**/.jj/**", false, true},
+	// CI of every forge: Gitea and Forgejo Actions (docs.gitea.com,
+	// forgejo.org: .gitea/workflows, .forgejo/workflows), Woodpecker
+	// (.woodpecker.yml, .woodpecker/), Drone's Starlark and Jsonnet, GitLab's
+	// included files under .gitlab/ and .gitlab-ci/, Azure's .yaml spelling
+	// and folder, AppVeyor, Google Cloud Build, AWS CodeBuild, Bitrise,
+	// Codemagic, Cirrus, Semaphore, Tekton, Jenkins' named pipelines.
+	{"**/.gitea/**", false, true}, {"**/.forgejo/**", false, true}, {"**/.woodpecker.yml", false, true},
+	{"**/.woodpecker.yaml", false, true}, {"**/.woodpecker/**", false, true}, {"**/.drone.star", false, true},
+	{"**/.drone.jsonnet", false, true}, {"**/.drone.yaml", false, true},
+	{"**/.gitlab-ci/**", false, true}, {"**/.gitlab-ci.yaml", false, true}, {"**/azure-pipelines.yaml", false, true},
+	{"**/.azure-pipelines/**", false, true}, {"**/.azuredevops/**", false, true}, {"**/appveyor.yml", false, true},
+	{"**/.appveyor.yml", false, true}, {"**/cloudbuild.yaml", false, true}, {"**/cloudbuild.yml", false, true},
+	{"**/cloudbuild.json", false, true}, {"**/buildspec.yml", false, true}, {"**/buildspec.yaml", false, true},
+	{"**/bitrise.yml", false, true}, {"**/codemagic.yaml", false, true}, {"**/.cirrus.yml", false, true},
+	{"**/.semaphore/**", false, true}, {"**/.tekton/**", false, true}, {"**/Jenkinsfile*", false, true},
+	{"**/*.jenkinsfile", false, true}, {"**/.travis.yaml", false, true}, {"**/.circleci", false, true},
+	// MCP and agent settings of every editor: VS Code (.vscode/mcp.json),
+	// Cursor, Claude Code (.claude/ whole: hooks, commands with "!" lines,
+	// agents), Codex (.codex/config.toml: mcp_servers), Zed (.zed/settings.json:
+	// context_servers), Windsurf (.windsurf/, ~/.codeium/windsurf/mcp_config.json),
+	// Continue (.continue/), Roo and Cline, Kiro, Amazon Q, Junie, opencode
+	// (opencode.json: mcp, commands), Claude Desktop's configuration.
+	{"**/.vscode/mcp.json", false, true}, {"**/.cursor/**", false, true}, {"**/.claude/**", false, true},
+	{"**/.codex/**", false, true}, {"**/.zed/**", false, true}, {"**/.windsurf/**", false, true},
+	{"**/.codeium/**", false, true}, {"**/.continue/**", false, true}, {"**/.roo/**", false, true},
+	{"**/.kiro/**", false, true}, {"**/.amazonq/**", false, true}, {"**/.junie/**", false, true},
+	{"**/.gemini/**", false, true}, {"**/opencode.json", false, true}, {"**/opencode.jsonc", false, true},
+	{"**/claude_desktop_config.json", false, true}, {"**/cline_mcp_settings.json", false, true},
+	// Package managers' hook and settings files: pnpm's .pnpmfile.cjs
+	// (pnpm.io "pnpmfile": hooks run on install), Bun's bunfig.toml
+	// (bun.sh "bunfig.toml": preload), uv.toml (index URLs), Conda's
+	// .condarc, Bundler's .bundle/config, Cargo's .cargo/config.toml (runner,
+	// rustc-wrapper), Maven's .mvn/ (extensions, jvm.config), the Gradle
+	// wrapper's properties (distributionUrl: the build tool it downloads and
+	// runs), mise's mise.toml (tasks and hooks).
+	{"**/.pnpmfile.cjs", false, true}, {"**/.pnpmfile.mjs", false, true}, {"**/bunfig.toml", false, true},
+	{"**/uv.toml", false, true}, {"**/.condarc", false, true}, {"**/.bundle/config", false, true},
+	{"**/.cargo/config", false, true}, {"**/.cargo/config.toml", false, true}, {"**/.mvn/**", false, true},
+	{"**/gradle/wrapper/gradle-wrapper.properties", false, true}, {"**/mise.toml", false, true},
+	{"**/mise.*.toml", false, true}, {"**/.tool-versions", false, true},
+	// Language start-up files: Python's sitecustomize and usercustomize
+	// modules and .pth files (docs.python.org "site"), R's Rprofile.site,
+	// Ruby's .irbrc and .pryrc, Julia's startup.jl, IPython's startup folder.
+	{"**/sitecustomize.py", false, true}, {"**/usercustomize.py", false, true}, {"**/*.pth", false, true},
+	{"**/Rprofile.site", false, true}, {"**/.Rprofile", false, true}, {"**/.irbrc", false, true},
+	{"**/.pryrc", false, true}, {"**/config/startup.jl", false, true}, {"**/.ipython/**", false, true},
 }

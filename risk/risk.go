@@ -135,7 +135,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 			f, ts := ClassifyPath(raw, env.Workspace)
 			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
 				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace})
-			return ts
+			return append(ts, uncURL(f, addURL)...)
 		})
 		each("sql", s.SQL, func(raw string) []string {
 			stmts, ts := ClassifySQL(raw)
@@ -229,7 +229,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 			f, ts := ClassifyPath(raw, env.Workspace)
 			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
 				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace})
-			for _, t := range ts {
+			for _, t := range append(ts, uncURL(f, addURL)...) {
 				tags[t] = true
 			}
 		}
@@ -282,6 +282,17 @@ func resolved(f URLFact, tags []string, addrs []netip.Addr) (URLFact, []string) 
 		tags = append(tags, "url.private")
 	}
 	return f, tags
+}
+
+// uncURL judges the host a UNC path names as a URL to it (smb://host/):
+// opening the path connects there. It adds the URL fact and returns its tags.
+func uncURL(f PathFact, add func(URLFact)) []string {
+	if f.Host == "" {
+		return nil
+	}
+	u, ts := ClassifyURL("smb://" + f.Host + "/")
+	add(u)
+	return ts
 }
 
 // harmlessShellArgs are the arguments of shell tools that change nothing

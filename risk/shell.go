@@ -901,7 +901,7 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 				continue
 			}
 		}
-		if looksLikePath(v) && secretRead(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
+		if looksLikePath(v) && secretPath(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
 			s.tags["shell.secrets"] = true
 		}
 	}
@@ -913,13 +913,6 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 // judged as such elsewhere. Source: each program's manual (coreutils,
 // util-linux).
 var changesOnlyMetadata = set("chmod", "chown", "chgrp", "touch", "rm", "rmdir", "mkdir", "ln", "unlink", "wipefs", "truncate", "shred", "mkswap", "blkdiscard")
-
-// secretRead reports a path whose reading reveals a secret. Shell start-up
-// files are sensitive to write (persistence), not to read.
-func secretRead(p string) bool {
-	f, _ := ClassifyPath(p, "")
-	return f.Secret
-}
 
 // redirects tags the redirections of a statement: overwriting system files
 // is destructive, writing under /etc, /usr or /boot privileged, and reading
@@ -936,6 +929,9 @@ func (s *shellScan) redirects(rs []*syntax.Redirect) {
 			if write {
 				s.tags["egress"] = true
 			}
+		}
+		if read || write {
+			s.uncOpen(w)
 		}
 		if write {
 			s.writes = append(s.writes, w.text)

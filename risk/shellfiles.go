@@ -12,46 +12,10 @@ import (
 // files), files whose writing arms later execution, and globs or recursive
 // reads that could reach either.
 
-// secretBases are file or directory names whose reading can reveal a
-// credential, in addition to those ClassifyPath knows: shell and client
-// histories (commands typed with passwords and tokens) and the token files
-// of common command-line clients.
-var secretBases = set(".bash_history", ".zsh_history", ".sh_history", ".history", ".python_history",
-	".psql_history", ".mysql_history", ".sqlite_history", ".node_repl_history", ".rediscli_history",
-	".irb_history", ".lesshst", ".viminfo", ".vault-token", ".boto", ".s3cfg", ".my.cnf", ".password-store",
-	"keyrings", ".keytab", "krb5.keytab", "shadow-", "gshadow-", "opasswd")
-
-// secretSuffixes are token files of command-line clients, matched on the
-// end of the cleaned path (gh, composer, cargo, terraform, rclone, Rails).
-var secretSuffixes = []string{".config/gh/hosts.yml", ".composer/auth.json", ".config/composer/auth.json",
-	".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
-	".config/rclone/rclone.conf", "config/master.key", ".config/hub", ".gem/credentials", ".m2/settings-security.xml"}
-
-// secretDirs are absolute directories (and everything under them) that hold
-// secrets: container and cluster secrets, host keys, Kerberos.
-var secretDirs = []string{"/run/secrets", "/var/run/secrets", "/etc/kubernetes", "/var/lib/kubelet",
-	"/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd", "/etc/krb5.keytab", "/proc/kcore", "/dev/mem",
-	"/dev/kmem", "/dev/port"}
-
 // harmlessDevices are the device files that hold nothing: every other /dev
-// path (disks, memory, terminals of others) can reveal data.
+// path (disks, memory, terminals of others) can reveal data (publicPaths).
 var harmlessDevices = set("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
 	"/dev/stdin", "/dev/stdout", "/dev/stderr")
-
-// execConfigPaths are files and directories whose writing arms later
-// execution, in addition to the shell start-up files ClassifyPath knows:
-// repository configuration and hooks, per-user configuration of git, ssh,
-// editors and direnv, scheduled jobs, the dynamic linker's preload list and
-// CI definitions. Matched on the cleaned path's suffix (a name or a path
-// under any directory) or, when absolute, its prefix.
-var execConfigSuffixes = []string{".git/config", ".gitconfig", ".config/git/config", ".ssh/config", ".ssh/rc",
-	".ssh/authorized_keys", ".vimrc", ".exrc", ".zshenv", ".zlogin", ".bash_logout", ".envrc", ".npmrc",
-	".yarnrc", ".pre-commit-config.yaml", ".gitlab-ci.yml", ".gitattributes", ".gitmodules", ".curlrc", ".wgetrc",
-	".inputrc", ".pythonrc", ".lesskey"}
-var execConfigDirs = []string{".git/hooks", ".github/workflows", ".config/autostart", ".config/systemd",
-	".config/git", "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly", "/etc/cron.weekly", "/etc/cron.monthly",
-	"/etc/crontab", "/var/spool/cron", "/etc/profile", "/etc/profile.d", "/etc/bash.bashrc", "/etc/ld.so.preload",
-	"/etc/sudoers", "/etc/systemd", "/lib/systemd", "/usr/lib/systemd", "/etc/rc.local", "/etc/init.d"}
 
 // shellPath cleans a path as a command sees it and undoes /proc's views of
 // another root (/proc/self/root/etc/shadow is /etc/shadow).
@@ -73,87 +37,36 @@ func shellPath(p string) string {
 	return c
 }
 
-// secretPath reports a path whose reading can reveal a secret.
+// secretPath reports a path whose reading can reveal a secret. It is
+// ClassifyPath's answer, so that a command's operand and a file tool's
+// path are judged alike.
 func secretPath(p string) bool {
 	if p == "" {
 		return false
 	}
-	if f, _ := ClassifyPath(p, ""); f.Secret {
-		return true
-	}
-	if strings.Contains(p, "/proc/") && strings.Contains(p, "..") {
-		return true // .. after a /proc view of another root or directory leads anywhere
-	}
-	c := shellPath(p)
-	if c != path.Clean(p) {
-		if f, _ := ClassifyPath(c, ""); f.Secret {
-			return true
-		}
-	}
-	if strings.HasPrefix(c, "/proc/") {
-		parts := strings.Split(c, "/")
-		if len(parts) >= 4 && (parts[3] == "fd" || parts[3] == "mem" || parts[3] == "environ" ||
-			parts[3] == "map_files" || parts[3] == "cmdline" || parts[3] == "root" || parts[3] == "cwd") {
-			return true
-		}
-	}
-	if strings.HasPrefix(c, "/dev/") && !harmlessDevices[c] && !strings.HasPrefix(c, "/dev/fd/") {
-		return true
-	}
-	for _, seg := range strings.Split(c, "/") {
-		if secretBases[seg] || strings.HasSuffix(seg, ".keytab") || strings.HasSuffix(seg, "_history") ||
-			strings.HasPrefix(seg, "ssh_host_") && strings.HasSuffix(seg, "_key") {
-			return true
-		}
-	}
-	for _, x := range secretSuffixes {
-		if c == x || strings.HasSuffix(c, "/"+x) {
-			return true
-		}
-	}
-	return underAny(c, secretDirs...)
+	f, _ := ClassifyPath(p, "")
+	return f.Secret
 }
 
-// execConfigPath reports a path whose writing arms later execution.
+// execConfigPath reports a path whose writing arms later execution
+// (ClassifyPath's answer).
 func execConfigPath(p string) bool {
-	if f, _ := ClassifyPath(p, ""); f.ExecConfig {
-		return true
-	}
-	c := shellPath(p)
-	for _, s := range execConfigSuffixes {
-		if c == s || strings.HasSuffix(c, "/"+s) {
-			return true
-		}
-	}
-	for _, d := range execConfigDirs {
-		if strings.HasPrefix(d, "/") {
-			if underAny(c, d) {
-				return true
-			}
-			continue
-		}
-		if c == d || strings.HasPrefix(c, d+"/") || strings.Contains(c, "/"+d+"/") || strings.HasSuffix(c, "/"+d) {
-			return true
-		}
-	}
-	return false
+	f, _ := ClassifyPath(p, "")
+	return f.ExecConfig
 }
 
 // globCandidates are names a glob in a read path is tried against: the
 // names of secret files and directories and the directories above them.
 var globCandidates = func() []string {
 	out := []string{"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".env", ".env.local", "key.pem", "server.key",
-		"cert.p12", "vault.kdbx", "shadow", "gshadow", "shadow-", "sudoers", "environ", "credentials", "etc", "root",
-		"proc", "self", "1", "home", "var", "run", "secrets", "ssl", "private", "kcore", "mem", "sda", "nvme0n1",
-		".config", "gh", ".git", "config", "dev", "opasswd", "security"}
+		"cert.p12", "vault.kdbx", "shadow", "gshadow", "shadow-", "gshadow-", "sudoers", "environ", "credentials",
+		"etc", "root", "proc", "self", "1", "home", "var", "run", "secrets", "ssl", "private", "kcore", "mem", "sda",
+		"nvme0n1", ".config", "gh", ".git", "config", "dev", "opasswd", "security", ".bash_history", ".zsh_history",
+		".viminfo", ".vault-token", ".boto", ".s3cfg", ".my.cnf", ".password-store", "keyrings", "krb5.keytab",
+		"hosts.yml", ".composer", "auth.json", ".cargo", "credentials.toml", ".terraform.d", "rclone", "rclone.conf",
+		"master.key", "hub", ".gem", ".m2", "settings-security.xml", "prod.env", "kubeconfig", "wallet.dat"}
 	for n := range sensitiveNames {
 		out = append(out, n)
-	}
-	for n := range secretBases {
-		out = append(out, n)
-	}
-	for _, x := range secretSuffixes {
-		out = append(out, strings.Split(x, "/")...)
 	}
 	for i, n := range out {
 		out[i] = strings.ToLower(n)
@@ -295,6 +208,9 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 			writes = append(writes, w)
 		}
 	}
+	for _, w := range append(reads[:len(reads):len(reads)], writes...) {
+		s.uncOpen(w)
+	}
 	for _, w := range reads {
 		c.Reads = append(c.Reads, w.text)
 		if !w.lit {
@@ -324,6 +240,19 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 		}
 	}
 	c.ReadOnly = ro
+}
+
+// uncOpen tags a file a command opens on another host: a UNC path in any
+// spelling (uncHost) connects to the host it names and offers the user's
+// credentials there, so it is judged as a URL to that host.
+func (s *shellScan) uncOpen(w shWord) {
+	if !w.lit {
+		return
+	}
+	if host, _ := uncHost(w.text); host != "" {
+		s.tags["shell.network"] = true
+		s.url("smb://" + host + "/")
+	}
 }
 
 // useOf reads a command's arguments against its program's table, through a
