@@ -199,9 +199,26 @@ func closedSecret(segs []string) bool {
 	return false
 }
 
-// publicPath reports whether a plain absolute path is known public.
+// publicPath reports whether a plain absolute path is known public, or is
+// a folder on the way to public places, a closed root or a home (/, /usr,
+// /etc, ~): reading such a folder lists names, never a file's contents.
 func publicPath(clean string) bool {
-	return publicPatterns.match(strings.Split(strings.ToLower(clean), "/"))
+	segs := strings.Split(strings.ToLower(clean), "/")
+	if publicPatterns.match(segs) || clean == "/" || clean == "~" || closedPatterns.match(segs) {
+		return true
+	}
+	for _, h := range homePrefixes {
+		if len(h) == len(segs) && homeMatch(h, segs) || len(h) == len(segs)+1 && h[len(h)-1] == "*" &&
+			homeMatch(h[:len(segs)], segs) {
+			return true // /home, /home/u, /Users
+		}
+	}
+	for _, p := range publicPatterns {
+		if len(p) > len(segs) && matchSegments(p[:len(segs)], segs) {
+			return true
+		}
+	}
+	return false
 }
 
 // execClosed reports whether writing a plain path (lower case, split at

@@ -142,7 +142,9 @@ func TestSecretReadsClosedWorld(t *testing.T) {
 }
 
 // TestSecretReadsOutsideWorkspace: with a workspace, a read outside it is a
-// secret unless the path is known public.
+// secret unless the path is known public (or a folder on the way to public
+// places, whose reading lists names only), for a file tool and a command
+// alike.
 func TestSecretReadsOutsideWorkspace(t *testing.T) {
 	const ws = "/srv/agent"
 	for _, c := range []struct {
@@ -162,10 +164,26 @@ func TestSecretReadsOutsideWorkspace(t *testing.T) {
 		{"src/main.go", false},
 		{"/srv/agent/.env.example", false},
 		{"/srv/agent/.env", true},
+		{"/etc", false},
+		{"/usr", false},
+		{"~", false},
+		{"/home/dev", false},
+		{"/", false},
 	} {
 		f, _ := ClassifyPath(c.path, ws)
 		if f.Secret != c.secret {
 			t.Errorf("%s in %s: secret %v, want %v", c.path, ws, f.Secret, c.secret)
+		}
+		// A file tool and a command reach the same answer in the same
+		// workspace.
+		env := Env{Workspace: ws}
+		read := Assess("Read", map[string]any{"file_path": c.path}, env)
+		if got := read.Facts["paths"].([]any)[0].(map[string]any)["secret"]; got != c.secret {
+			t.Errorf("Read %s in %s: secret %v, want %v", c.path, ws, got, c.secret)
+		}
+		bash := Assess("Bash", map[string]any{"command": "cat " + shellQuote(c.path)}, env)
+		if got := slices.Contains(bash.Tags, "shell.secrets"); got != c.secret {
+			t.Errorf("cat %s in %s: shell.secrets %v, want %v (tags %v)", c.path, ws, got, c.secret, bash.Tags)
 		}
 	}
 }

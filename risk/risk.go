@@ -106,7 +106,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 		}
 		a.TaintsSession = a.TaintsSession || s.TaintsSession
 		each("shell", s.Shell, func(raw string) []string {
-			f, ts := ClassifyShell(raw)
+			f, ts := classifyShell(raw, env.Workspace)
 			for _, c := range f.Commands {
 				commands = append(commands, c.fact())
 			}

@@ -80,7 +80,15 @@ const (
 // tags. It never runs anything: expansions rein cannot know make the command
 // shell.dynamic, and a script that does not parse is shell.parse_error.
 func ClassifyShell(script string) (ShellFacts, []string) {
-	s := &shellScan{tags: map[string]bool{"shell": true}, vars: map[string]string{},
+	return classifyShell(script, "")
+}
+
+// classifyShell is ClassifyShell with the policy's workspace, so that a
+// command's operands are judged as a file tool's paths are (ClassifyPath):
+// relative paths as under the workspace, and anything outside it secret
+// unless known public.
+func classifyShell(script, workspace string) (ShellFacts, []string) {
+	s := &shellScan{workspace: workspace, tags: map[string]bool{"shell": true}, vars: map[string]string{},
 		byCall: map[*syntax.CallExpr][]scanned{}, fetched: map[string]bool{}, memo: map[syntax.Node]bool{}}
 	s.script(script, 0)
 	s.judgeRuns()
@@ -102,17 +110,18 @@ type scanned struct {
 }
 
 type shellScan struct {
-	tags    map[string]bool
-	cmds    []ShellCommand
-	urls    []URLFact
-	sql     []SQLStatement
-	vars    map[string]string // variables assigned literal values so far
-	parses  int
-	byCall  map[*syntax.CallExpr][]scanned
-	collect []scanned
-	fetched map[string]bool // files written by a download
-	runs    []*syntax.Word  // words whose substitutions get run as code
-	memo    map[syntax.Node]bool
+	workspace string // the policy's workspace ("": none)
+	tags      map[string]bool
+	cmds      []ShellCommand
+	urls      []URLFact
+	sql       []SQLStatement
+	vars      map[string]string // variables assigned literal values so far
+	parses    int
+	byCall    map[*syntax.CallExpr][]scanned
+	collect   []scanned
+	fetched   map[string]bool // files written by a download
+	runs      []*syntax.Word  // words whose substitutions get run as code
+	memo      map[syntax.Node]bool
 
 	dynamic    []ShellDynamic
 	nameWord   shWord // the name of the command being unwrapped, as written
@@ -901,7 +910,7 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 				continue
 			}
 		}
-		if looksLikePath(v) && secretPath(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
+		if looksLikePath(v) && s.secret(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
 			s.tags["shell.secrets"] = true
 		}
 	}
@@ -937,14 +946,14 @@ func (s *shellScan) redirects(rs []*syntax.Redirect) {
 			s.writes = append(s.writes, w.text)
 			s.wrote(w)
 		}
-		if read && w.lit && (secretPath(w.text) || w.glob && s.globSecret(w.text)) {
+		if read && w.lit && (s.secret(w.text) || w.glob && s.globSecret(w.text)) {
 			s.tags["shell.secrets"] = true
 		}
 		if !w.lit || !looksLikePath(w.text) {
 			continue
 		}
 		t := cleanShellPath(w.text)
-		f, _ := ClassifyPath(w.text, "")
+		f, _ := ClassifyPath(w.text, s.workspace)
 		if f.Secret && read {
 			s.tags["shell.secrets"] = true
 		}

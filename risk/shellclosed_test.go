@@ -236,12 +236,12 @@ func TestShellFilesTables(t *testing.T) {
 	}
 	for _, p := range []string{"~/.s*/id_*", "~/.ss?/id_rsa", "~/.[s]sh/id_rsa", "/etc/sha*", "/e*/shadow",
 		"~/.*/credentials", "~/.a*/c*", "~/.*/*", "*"} {
-		if !globCouldReadSecret(p) {
+		if !globCouldReadSecret(p, "") {
 			t.Errorf("%s: could match a secret", p)
 		}
 	}
 	for _, p := range []string{"src/*.go", "*.txt", "docs/*.md", "build/[0-9]*.log"} {
-		if globCouldReadSecret(p) {
+		if globCouldReadSecret(p, "") {
 			t.Errorf("%s: cannot match a secret", p)
 		}
 	}
@@ -258,12 +258,12 @@ func TestShellFilesTables(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/", "~", "~/", "/home", "/root", "/etc", "..", "../..", "/proc"} {
-		if !reachesSecrets(p) {
+		if !reachesSecrets(p, "") {
 			t.Errorf("a recursive read of %s can reach secrets", p)
 		}
 	}
 	for _, p := range []string{".", "src", "./docs", "/usr/include"} {
-		if reachesSecrets(p) {
+		if reachesSecrets(p, "") {
 			t.Errorf("a recursive read of %s reaches no secret rein knows", p)
 		}
 	}

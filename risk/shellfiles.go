@@ -40,13 +40,19 @@ func shellPath(p string) string {
 // secretPath reports a path whose reading can reveal a secret. It is
 // ClassifyPath's answer, so that a command's operand and a file tool's
 // path are judged alike.
-func secretPath(p string) bool {
+func secretPath(p string) bool { return secretPathIn(p, "") }
+
+// secretPathIn is secretPath with the policy's workspace (ClassifyPath).
+func secretPathIn(p, workspace string) bool {
 	if p == "" {
 		return false
 	}
-	f, _ := ClassifyPath(p, "")
+	f, _ := ClassifyPath(p, workspace)
 	return f.Secret
 }
+
+// secret is secretPathIn in the script's workspace.
+func (s *shellScan) secret(p string) bool { return secretPathIn(p, s.workspace) }
 
 // execConfigPath reports a path whose writing arms later execution
 // (ClassifyPath's answer).
@@ -82,7 +88,7 @@ const maxGlobVariants = 256
 // bracket expression, [!x], [[:alpha:]], [=s=], is any one character) (a leading dot included, since dotglob may be
 // set), and the resulting paths are judged. Past maxGlobVariants it says
 // yes: what rein cannot enumerate is not harmless.
-func globCouldReadSecret(p string) bool {
+func globCouldReadSecret(p, workspace string) bool {
 	segs := strings.Split(strings.ReplaceAll(p, `\`, "/"), "/")
 	variants := []string{""}
 	for i, seg := range segs {
@@ -120,7 +126,7 @@ func globCouldReadSecret(p string) bool {
 		if v == "" {
 			v = "/"
 		}
-		if secretPath(v) {
+		if secretPathIn(v, workspace) {
 			return true
 		}
 	}
@@ -138,13 +144,13 @@ func (s *shellScan) globSecret(p string) bool {
 		return true
 	}
 	s.globChecks++
-	return globCouldReadSecret(p)
+	return globCouldReadSecret(p, s.workspace)
 }
 
 // reachesSecrets reports whether a recursive read of a directory could
 // reach secrets: /, home directories, /root, /etc, /proc, /var, /run, /dev,
 // or a path climbing out of the working directory.
-func reachesSecrets(p string) bool {
+func reachesSecrets(p, workspace string) bool {
 	c := shellPath(p)
 	switch {
 	case c == "/" || c == "~" || strings.HasPrefix(c, "~"), c == ".." || strings.HasPrefix(c, "../"):
@@ -156,7 +162,7 @@ func reachesSecrets(p string) bool {
 			}
 		}
 	}
-	return secretPath(c)
+	return secretPathIn(c, workspace)
 }
 
 // systemDirs are the directories whose programs are the system's own.
@@ -217,7 +223,7 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 			ro = false // a file rein cannot name could be any file
 			continue
 		}
-		if secretPath(w.text) || w.glob && s.globSecret(w.text) || u.caps&capRecurse != 0 && reachesSecrets(w.text) {
+		if s.secret(w.text) || w.glob && s.globSecret(w.text) || u.caps&capRecurse != 0 && reachesSecrets(w.text, s.workspace) {
 			s.tags["shell.secrets"] = true
 			ro = false
 		} else if u.caps&capRecurse != 0 && !u.included {
