@@ -495,6 +495,53 @@ var programs = map[string]*program{
 			"I|--ignore-matching-lines= a|--text --strip-trailing-cr d|--minimal --color? p|--show-c-function " +
 			"F|--show-function-line= --label= x|--exclude= X|--exclude-from=:r S|--starting-file= " +
 			"--from-file=:r --to-file=:r --normal --unified? --context? --help v|--version"},
+	// Text filters and lookups that only read their operands (or none) and
+	// print: every option they have is named, so any other is unknown.
+	"cut": {readOnly: true, operands: opRead, source: "cut(1) GNU coreutils",
+		opts: "b|--bytes= c|--characters= d|--delimiter= f|--fields= n --complement s|--only-delimited " +
+			"--output-delimiter= z|--zero-terminated --help --version"},
+	"tr": {readOnly: true, operands: opNone, source: "tr(1) GNU coreutils (operands are character sets)",
+		opts: "c C|--complement d|--delete s|--squeeze-repeats t|--truncate-set1 --help --version"},
+	"du": {readOnly: true, operands: opList, source: "du(1) GNU coreutils (sizes and names, not contents)",
+		opts: "0|--null a|--all --apparent-size B|--block-size= b|--bytes c|--total D|--dereference-args " +
+			"d|--max-depth= --files0-from=:r H h|--human-readable --inodes k L|--dereference l|--count-links m " +
+			"P|--no-dereference S|--separate-dirs --si s|--summarize t|--threshold= --time? --time-style= " +
+			"X|--exclude-from=:r --exclude= x|--one-file-system --help --version"},
+	"nl": {readOnly: true, operands: opRead, source: "nl(1) GNU coreutils",
+		opts: "b|--body-numbering= d|--section-delimiter= f|--footer-numbering= h|--header-numbering= " +
+			"i|--line-increment= l|--join-blank-lines= n|--number-format= p|--no-renumber s|--number-separator= " +
+			"v|--starting-line-number= w|--number-width= --help --version"},
+	"comm": {readOnly: true, operands: opRead, source: "comm(1) GNU coreutils",
+		opts: "1 2 3 --check-order --nocheck-order --output-delimiter= --total z|--zero-terminated --help --version"},
+	"paste": {readOnly: true, operands: opRead, source: "paste(1) GNU coreutils",
+		opts: "d|--delimiters= s|--serial z|--zero-terminated --help --version"},
+	"rev":  {readOnly: true, operands: opRead, source: "rev(1) util-linux", opts: "0|--zero h|--help V|--version"},
+	"fold": {readOnly: true, operands: opRead, source: "fold(1) GNU coreutils", opts: "b|--bytes s|--spaces w|--width= --help --version"},
+	"tac":  {readOnly: true, operands: opRead, source: "tac(1) GNU coreutils", opts: "b|--before r|--regex s|--separator= --help --version"},
+	"expand": {readOnly: true, operands: opRead, source: "expand(1) GNU coreutils",
+		opts: "i|--initial t|--tabs= --help --version"},
+	"seq": {readOnly: true, operands: opNone, source: "seq(1) GNU coreutils",
+		opts: "f|--format= s|--separator= w|--equal-width --help --version"},
+	"basename": {readOnly: true, operands: opNone, source: "basename(1) GNU coreutils",
+		opts: "a|--multiple s|--suffix= z|--zero --help --version"},
+	"dirname": {readOnly: true, operands: opNone, source: "dirname(1) GNU coreutils", opts: "z|--zero --help --version"},
+	"uname": {readOnly: true, operands: opNone, source: "uname(1) GNU coreutils",
+		opts: "a|--all s|--kernel-name n|--nodename r|--kernel-release v|--kernel-version m|--machine " +
+			"p|--processor i|--hardware-platform o|--operating-system --help --version"},
+	// Checksums of the files named; -c (read a list of files to check) is
+	// left out on purpose: the files it reads are not on the command line.
+	"sha256sum": {readOnly: true, operands: opRead, source: "sha256sum(1) GNU coreutils (without -c)",
+		opts: "b|--binary --tag t|--text z|--zero --help --version"},
+	"sha1sum": {readOnly: true, operands: opRead, source: "sha1sum(1) GNU coreutils (without -c)",
+		opts: "b|--binary --tag t|--text z|--zero --help --version"},
+	"md5sum": {readOnly: true, operands: opRead, source: "md5sum(1) GNU coreutils (without -c)",
+		opts: "b|--binary --tag t|--text z|--zero --help --version"},
+	"realpath": {readOnly: true, operands: opList, source: "realpath(1) GNU coreutils (names, not contents)",
+		opts: "e|--canonicalize-existing m|--canonicalize-missing L|--logical P|--physical q|--quiet " +
+			"--relative-to= --relative-base= s|--strip|--no-symlinks z|--zero --help --version"},
+	"stat": {readOnly: true, operands: opList, source: "stat(1) GNU coreutils (metadata, not contents)",
+		opts: "L|--dereference f|--file-system c|--format= --printf= t|--terse --cached= --help --version"},
+
 	"git": {operands: opNone, source: "git(1)", opts: gitGlobalOpts, subs: map[string]*program{
 		"status": {readOnly: true, operands: opNone, opts: gitStatusOpts, source: "git-status(1)"},
 		"log":    {readOnly: true, operands: opGitRevs, numeric: true, opts: gitDiffOpts, source: "git-log(1), diff options"},

@@ -18,6 +18,25 @@ func TestProgramUse(t *testing.T) {
 		without  capability // … and that must be absent
 	}{
 		{cmd: "ls -la src", readOnly: true},
+		// Text filters proven read-only option by option (coreutils manuals).
+		{cmd: "cut -d: -f1 data.csv", readOnly: true, reads: "data.csv"},
+		{cmd: "cut --output-delimiter=, -f1,2 a b", readOnly: true, reads: "a,b"},
+		{cmd: "cut --frob x"},
+		{cmd: "tr a-z A-Z", readOnly: true},
+		{cmd: "tr -d '\r'", readOnly: true},
+		{cmd: "du -sh node_modules", readOnly: true},
+		{cmd: "du --max-depth=1 -h .", readOnly: true},
+		{cmd: "du --files0-from=list", readOnly: true, reads: "list"},
+		{cmd: "nl -ba main.go", readOnly: true, reads: "main.go"},
+		{cmd: "comm -12 a b", readOnly: true, reads: "a,b"},
+		{cmd: "paste -sd, f", readOnly: true, reads: "f"},
+		{cmd: "sha256sum a b", readOnly: true, reads: "a,b"},
+		{cmd: "sha256sum -c sums"}, // reads the files a list names
+		{cmd: "seq 1 10", readOnly: true},
+		{cmd: "basename -s .go src/main.go", readOnly: true},
+		{cmd: "uname -a", readOnly: true},
+		{cmd: "stat -c %s f", readOnly: true},
+		{cmd: "realpath --relative-to=. src", readOnly: true},
 		{cmd: "ls --color=auto -1", readOnly: true},
 		{cmd: "ls --colo", readOnly: true}, // unique prefix of --color
 		{cmd: "ls --frobnicate"},           // unknown option
