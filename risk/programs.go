@@ -56,6 +56,9 @@ type program struct {
 	caps     capability
 	subs     map[string]*program // git's subcommands
 	source   string
+	// expression reads arguments that are not getopt options (find's
+	// expression) and says whether the use is read-only.
+	expression func(args []shWord) (programUse, bool)
 
 	once   sync.Once
 	parsed []optionSpec
@@ -550,8 +553,8 @@ var programs = map[string]*program{
 	}},
 
 	// Programs that are never read-only: what their options and operands do.
-	"find": {operands: opNone, source: "find(1); GTFOBins find (shell: -exec; file-write: -fprintf)",
-		opts: "--help"},
+	"find": {operands: opNone, source: "find(1) GNU findutils; GTFOBins find (shell: -exec; file-write: -fprintf)",
+		expression: findUse},
 	"tar": {operands: opNone, caps: capRead, source: "tar(1) GNU tar; GTFOBins tar (shell: --to-command, --checkpoint-action, -I; file-write, file-read)",
 		opts: "f|--file=:rw C|--directory= I|--use-compress-program=:x --to-command=:x --checkpoint-action=:x " +
 			"--rsh-command=:x --info-script=:x F|--new-volume-script=:x T|--files-from=:r X|--exclude-from=:r " +
@@ -608,6 +611,103 @@ var programs = map[string]*program{
 	"perl":   {operands: opRead, caps: capExec, source: "perlrun(1); GTFOBins perl", opts: "e=:x E=:x M=:l m=:l I=:l"},
 	"ruby":   {operands: opRead, caps: capExec, source: "ruby(1); GTFOBins ruby", opts: "e=:x r=:l I=:l"},
 	"make":   {operands: opNone, caps: capExec, source: "make(1): recipes are shell commands; GTFOBins make (shell: --eval)", opts: "f|--file=:rx C|--directory= E|--eval=:x j|--jobs?"},
+}
+
+// findPrimaries are the primaries of find's expression that only test
+// names and metadata, or print to standard output, with the number of
+// arguments each takes (find(1) GNU findutils, "TESTS", "POSITIONAL
+// OPTIONS", "GLOBAL OPTIONS", "ACTIONS": -print, -print0, -printf, -ls,
+// -prune, -quit). Every other primary is unknown; the ones that run
+// (-exec, -execdir, -ok, -okdir), delete (-delete) or write (-fprint,
+// -fprint0, -fprintf, -fls) are named as such.
+var findPrimaries = map[string]int{
+	"-name": 1, "-iname": 1, "-path": 1, "-ipath": 1, "-wholename": 1, "-iwholename": 1, "-regex": 1,
+	"-iregex": 1, "-regextype": 1, "-lname": 1, "-ilname": 1, "-type": 1, "-xtype": 1, "-size": 1,
+	"-mtime": 1, "-mmin": 1, "-atime": 1, "-amin": 1, "-ctime": 1, "-cmin": 1, "-used": 1, "-newer": 1,
+	"-anewer": 1, "-cnewer": 1, "-samefile": 1, "-perm": 1, "-user": 1, "-group": 1, "-uid": 1, "-gid": 1,
+	"-links": 1, "-inum": 1, "-fstype": 1, "-maxdepth": 1, "-mindepth": 1, "-context": 1,
+	"-nouser": 0, "-nogroup": 0, "-empty": 0, "-readable": 0, "-writable": 0, "-executable": 0,
+	"-depth": 0, "-d": 0, "-mount": 0, "-xdev": 0, "-follow": 0, "-noleaf": 0, "-daystart": 0,
+	"-ignore_readdir_race": 0, "-noignore_readdir_race": 0, "-warn": 0, "-nowarn": 0, "-true": 0, "-false": 0,
+	"-print": 0, "-print0": 0, "-printf": 1, "-ls": 0, "-prune": 0, "-quit": 0, "-not": 0, "-a": 0,
+	"-and": 0, "-o": 0, "-or": 0, "(": 0, ")": 0, "!": 0, ",": 0,
+}
+
+// findUse reads find's arguments: options -H, -L, -P, -D and -O, the
+// starting points (folders it lists, names only, as ls -R does), then the
+// expression, each primary checked against findPrimaries. GNU find's
+// -newerXY tests take one argument too.
+func findUse(args []shWord) (programUse, bool) {
+	var u programUse
+	i := 0
+	for ; i < len(args) && args[i].lit; i++ {
+		t := args[i].text
+		if t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O") && len(t) > 2 {
+			continue
+		}
+		if t == "-D" && i+1 < len(args) {
+			i++
+			continue
+		}
+		break
+	}
+	for ; i < len(args); i++ {
+		t := args[i].text
+		if args[i].lit && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == ",") {
+			break
+		}
+		if !args[i].lit {
+			u.unknown = append(u.unknown, t)
+		}
+		u.operands = append(u.operands, args[i])
+	}
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			u.unknown = append(u.unknown, a.text)
+			continue
+		}
+		switch t := a.text; {
+		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
+			u.caps |= capExec
+			for i+1 < len(args) && args[i+1].text != ";" && args[i+1].text != "+" {
+				i++
+			}
+			i++
+		case t == "-delete":
+			u.caps |= capWrite
+		case t == "-fprint" || t == "-fprint0" || t == "-fls" || t == "-fprintf":
+			u.caps |= capWrite
+			if i+1 < len(args) {
+				i++
+				u.writes = append(u.writes, args[i])
+			}
+			if t == "-fprintf" {
+				i++
+			}
+		case t == "-files0-from":
+			if i+1 < len(args) {
+				i++
+				u.reads = append(u.reads, args[i])
+				u.caps |= capRead
+			}
+		case strings.HasPrefix(t, "-newer") && len(t) == 8:
+			i++ // -newerXY REF
+		default:
+			n, ok := findPrimaries[t]
+			if !ok {
+				u.unknown = append(u.unknown, t)
+				continue
+			}
+			for k := 0; k < n && i+1 < len(args); k++ {
+				i++
+				if !args[i].lit {
+					u.unknown = append(u.unknown, args[i].text)
+				}
+			}
+		}
+	}
+	return u, len(u.unknown) == 0 && u.caps&^readCaps == 0
 }
 
 // programFor returns the table entry for a command name, with interpreter

@@ -37,6 +37,22 @@ func TestProgramUse(t *testing.T) {
 		{cmd: "uname -a", readOnly: true},
 		{cmd: "stat -c %s f", readOnly: true},
 		{cmd: "realpath --relative-to=. src", readOnly: true},
+		// find: starting points, then an expression of known primaries
+		// (find(1) GNU findutils); anything that runs, deletes or writes
+		// is named, any other primary unknown.
+		{cmd: "find . -name '*.go' -type f", readOnly: true},
+		{cmd: "find src -maxdepth 2 -mtime -7 -size +1M -print0", readOnly: true},
+		{cmd: "find -L . ( -name a -o -iname b ) ! -path ./x -printf %p", readOnly: true},
+		{cmd: "find . -newermt 2020-01-01 -ls", readOnly: true},
+		{cmd: "find . -files0-from list -name x", readOnly: true, reads: "list"},
+		{cmd: "find . -exec rm {} ;", caps: capExec},
+		{cmd: "find . -execdir sh -c id +", caps: capExec},
+		{cmd: "find . -ok rm {} ;", caps: capExec},
+		{cmd: "find . -delete", caps: capWrite},
+		{cmd: "find . -fprint out", writes: "out", caps: capWrite},
+		{cmd: "find . -fprintf out %p", writes: "out", caps: capWrite},
+		{cmd: "find . -fls out", writes: "out", caps: capWrite},
+		{cmd: "find . -frobnicate"},
 		{cmd: "ls --color=auto -1", readOnly: true},
 		{cmd: "ls --colo", readOnly: true}, // unique prefix of --color
 		{cmd: "ls --frobnicate"},           // unknown option
@@ -244,5 +260,27 @@ func TestPathspecSecretReads(t *testing.T) {
 		if slices.Contains(tags, tS) || len(f.Commands) != 1 || !f.Commands[0].ReadOnly {
 			t.Errorf("%q: tags %v, commands %+v; want a read-only command", src, tags, f.Commands)
 		}
+	}
+}
+
+// TestFindInShell: find proven read-only stays read-only through the
+// shell analysis, and its starting points are judged as paths: a listing
+// of a secret folder is a secret read, as ls of it is.
+func TestFindInShell(t *testing.T) {
+	for src, want := range map[string]bool{
+		"find . -name '*.go' -type f":     true,
+		"find src -mtime -1 | head":       true,
+		"find . -name x -exec cat {} \\;": false,
+		"find . -name '*.pyc' -delete":    false,
+		"find . -fprint /tmp/out":         false,
+	} {
+		f, tags := ClassifyShell(src)
+		i := slices.IndexFunc(f.Commands, func(c ShellCommand) bool { return c.Name == "find" })
+		if i < 0 || f.Commands[i].ReadOnly != want {
+			t.Errorf("%q: find read_only, want %v (commands %+v, tags %v)", src, want, f.Commands, tags)
+		}
+	}
+	if _, tags := ClassifyShell("find ~/.ssh -name 'id_*'"); !slices.Contains(tags, "shell.secrets") {
+		t.Errorf("find ~/.ssh: tags %v", tags)
 	}
 }

@@ -269,6 +269,9 @@ func useOf(p *program, args []shWord) (programUse, bool) {
 	clean := func(u programUse) bool {
 		return len(u.unknown) == 0 && u.caps&^readCaps == 0
 	}
+	if p.expression != nil {
+		return p.expression(args)
+	}
 	if p.subs == nil {
 		u := p.use(args)
 		return u, p.readOnly && clean(u)
