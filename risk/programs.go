@@ -56,9 +56,10 @@ type program struct {
 	caps     capability
 	subs     map[string]*program // git's subcommands
 	source   string
-	// expression reads arguments that are not getopt options (find's
-	// expression) and says whether the use is read-only.
-	expression func(args []shWord) (programUse, bool)
+	// expression reads what getopt options do not say (find's
+	// expression, awk's and sed's program text) and says whether the use
+	// is read-only.
+	expression func(p *program, args []shWord) (programUse, bool)
 
 	once   sync.Once
 	parsed []optionSpec
@@ -125,7 +126,8 @@ func (p *program) dangerous() bool {
 // operands do.
 type programUse struct {
 	caps     capability
-	unknown  []string // options rein does not know for this program
+	optCaps  capability // the options' own capabilities (caps less the program's)
+	unknown  []string   // options rein does not know for this program
 	reads    []shWord
 	writes   []shWord
 	operands []shWord
@@ -150,6 +152,7 @@ func (p *program) use(args []shWord) programUse {
 	patternGiven := false
 	addValue := func(o optionSpec, v shWord) {
 		u.caps |= o.caps
+		u.optCaps |= o.caps
 		if o.long == "directories" && (!v.lit || v.text != "" && strings.HasPrefix("recurse", v.text)) {
 			u.caps |= capRecurse // grep -d recurse (or -d rec, or -d "$X") is grep -r
 		}
@@ -202,6 +205,7 @@ func (p *program) use(args []shWord) programUse {
 				addValue(o, args[i])
 			default:
 				u.caps |= o.caps
+				u.optCaps |= o.caps
 			}
 			continue
 		}
@@ -214,6 +218,7 @@ func (p *program) use(args []shWord) programUse {
 				addValue(o, args[i])
 			} else {
 				u.caps |= o.caps
+				u.optCaps |= o.caps
 			}
 			continue
 		}
@@ -229,11 +234,13 @@ func (p *program) use(args []shWord) programUse {
 					addValue(o, shWord{text: t[j+1:], lit: a.lit}) // git status -uno
 				} else {
 					u.caps |= o.caps
+					u.optCaps |= o.caps
 				}
 				break
 			}
 			if !o.value {
 				u.caps |= o.caps
+				u.optCaps |= o.caps
 				if o.short == 'e' || o.short == 'f' {
 					patternGiven = patternGiven || p.operands == opPattern || p.operands == opProgram
 				}
@@ -585,10 +592,12 @@ var programs = map[string]*program{
 	"vi":   {operands: opRead, caps: capExec | capWrite, source: "vi(1); GTFOBins vi", opts: "c=:x"},
 	"nano": {operands: opRead, caps: capExec | capWrite, source: "nano(1); GTFOBins nano (shell: ^R^X)"},
 	"awk": {operands: opProgram, caps: capExec, source: "awk(1); GTFOBins awk (shell: system(), file-write, file-read)",
-		opts: "f|--file=:rx v|--assign= F|--field-separator= E|--exec=:rx i|--include=:rx l|--load=:l"},
+		opts:       "f|--file=:rx v|--assign= F|--field-separator= E|--exec=:rx i|--include=:rx l|--load=:l S|--sandbox",
+		expression: programTextUse(awkTextSafe)},
 	"sed": {operands: opProgram, source: "sed(1) GNU sed; GTFOBins sed (shell: e command, file-write: w)",
 		opts: "e|--expression=:x f|--file=:rx i|--in-place?:w n|--quiet --silent E r|--regexp-extended s|--separate " +
-			"z|--null-data --debug --posix --sandbox u|--unbuffered l|--line-length="},
+			"z|--null-data --debug --posix --sandbox u|--unbuffered l|--line-length=",
+		expression: programTextUse(sedScriptSafe)},
 	"xargs": {operands: opCommand, source: "xargs(1); GTFOBins xargs (shell)",
 		opts: "a|--arg-file=:r d|--delimiter= E= e|--eof? I= i|--replace? L= l|--max-lines? n|--max-args= " +
 			"P|--max-procs= p|--interactive --process-slot-var= r|--no-run-if-empty s|--max-chars= t|--verbose x|--exit 0|--null"},
@@ -637,7 +646,7 @@ var findPrimaries = map[string]int{
 // starting points (folders it lists, names only, as ls -R does), then the
 // expression, each primary checked against findPrimaries. GNU find's
 // -newerXY tests take one argument too.
-func findUse(args []shWord) (programUse, bool) {
+func findUse(_ *program, args []shWord) (programUse, bool) {
 	var u programUse
 	i := 0
 	for ; i < len(args) && args[i].lit; i++ {

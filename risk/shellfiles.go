@@ -270,7 +270,7 @@ func useOf(p *program, args []shWord) (programUse, bool) {
 		return len(u.unknown) == 0 && u.caps&^readCaps == 0
 	}
 	if p.expression != nil {
-		return p.expression(args)
+		return p.expression(p, args)
 	}
 	if p.subs == nil {
 		u := p.use(args)
