@@ -87,6 +87,11 @@ func ClassifyPath(raw, workspace string) (PathFact, []string) {
 //   - Windows drops trailing dots and spaces from each name (".env ",
 //     ".env." open .env) and reads "name:stream" as a stream of the file
 //     name (".env::$DATA" is .env itself).
+//   - HFS+ ignores some invisible code points in names (".g\u200cit" is
+//     .git: git's utf8.c is_hfs_dotgit, CVE-2014-9390).
+//   - a Windows 8.3 short name (GIT~1, SSH~1, GITHUB~1) stands for a long
+//     name it abbreviates (shortNameGlob): it is judged as the glob of
+//     those names.
 func otherSpellings(raw string) []string {
 	if !mayBeSpelledOtherwise(raw) {
 		return nil
@@ -122,6 +127,26 @@ func otherSpellings(raw string) []string {
 		}
 	}
 	for _, p := range append([]string{raw}, out...) {
+		add(strings.Map(func(r rune) rune {
+			if hfsIgnored(r) {
+				return -1
+			}
+			return r
+		}, p))
+	}
+	for _, p := range append([]string{raw}, out...) {
+		segs := strings.Split(strings.ReplaceAll(p, `\`, "/"), "/")
+		changed := false
+		for i, seg := range segs {
+			if g, ok := shortNameGlob(seg, i == len(segs)-1); ok {
+				segs[i], changed = g, true
+			}
+		}
+		if changed {
+			add(strings.Join(segs, "/"))
+		}
+	}
+	for _, p := range append([]string{raw}, out...) {
 		segs := strings.Split(strings.ReplaceAll(p, `\`, "/"), "/")
 		changed := false
 		for i, seg := range segs {
@@ -145,12 +170,12 @@ func otherSpellings(raw string) []string {
 }
 
 // mayBeSpelledOtherwise is a quick test that otherSpellings has nothing to
-// find: no NUL, no colon past a drive letter, no name that ends in a dot
-// or a space. It keeps the common case free of allocations.
+// find: no NUL, no colon past a drive letter, no byte outside ASCII, no
+// "~" and digit past the start, no name that ends in a dot or a space. It keeps the common case free of allocations.
 func mayBeSpelledOtherwise(raw string) bool {
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
-		case c == 0, c == ':' && i != 1:
+		case c == 0, c == ':' && i != 1, c >= 0x80, c == '~' && i > 0 && i+1 < len(raw) && raw[i+1] >= '0' && raw[i+1] <= '9':
 			return true
 		case (c == '.' || c == ' ') && (i+1 == len(raw) || raw[i+1] == '/' || raw[i+1] == '\\'):
 			if c == ' ' || !(i == 0 || raw[i-1] == '/' || raw[i-1] == '\\' || raw[i-1] == '.' && (i == 1 || raw[i-2] == '/' || raw[i-2] == '\\')) {
@@ -159,6 +184,13 @@ func mayBeSpelledOtherwise(raw string) bool {
 		}
 	}
 	return false
+}
+
+// hfsIgnored reports the code points HFS+ leaves out of a name when it
+// compares names (git's utf8.c next_hfs_char: zero-width and directional
+// marks, the deprecated format characters, the byte-order mark).
+func hfsIgnored(r rune) bool {
+	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
 }
 
 // cutFold is strings.CutPrefix without regard to case.

@@ -213,6 +213,18 @@ func TestOtherSpellings(t *testing.T) {
 		{`C:\Users\u\.ssh\id_rsa::$DATA`, true, false},
 		{`C:\Users\u\.ssh. \id_rsa`, true, false},
 		{".git/hooks./pre-commit", false, true},
+		{".g\u200cit/hooks/pre-commit", false, true}, // HFS+ ignores U+200C
+		{"\ufeff.env", true, false},
+		{".s\u200dsh/id_rsa", true, false},
+		// Windows 8.3 short names: the long names they may stand for.
+		{`GIT~1\hooks\pre-commit`, false, true},
+		{`C:\Users\u\AWS~1\config`, true, true},
+		{"GITHUB~2/workflows/ci.yml", false, true},
+		{`C:\Users\u\NEWTOO~1\token`, true, false},
+		{"HEAD~1/main.go", false, true}, // may be .head/: a hidden folder, not a secret
+		{"CREDEN~1.JSO", true, false},   // credentials.json
+		{"master~1", false, true},       // no secret (git diff master~1 reads none); as a name it may be .master
+		{"backup~/x", false, false},
 		{"README.md", false, false},
 		{"notes.txt ", false, false},
 		{"file:///srv/agent/README.md", false, false},

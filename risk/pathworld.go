@@ -264,6 +264,43 @@ func throughLink(p string) bool {
 	return false
 }
 
+// shortNameGlob returns the long names a name in the 8.3 short-name form
+// (GIT~1, PROGRA~1, CREDEN~1.JSO) may stand for, as a brace glob, when it
+// has that form. Windows keeps the first valid characters of the long name
+// (up to six; a leading dot and spaces are dropped) and the first three of
+// its extension (Microsoft, "Naming Files, Paths, and Namespaces", Short vs.
+// Long Names; git's is_ntfs_dotgit, CVE-2019-1353): GIT~1 is .git,
+// GITHUB~1 .github, CREDEN~1.JSO credentials.json. A last name without an
+// extension is read as the hidden name it most often is, not as any name
+// with that stem, where a git revision such as master~1 stands; a long
+// name without a dot that needs a short name (credentials_backup) is the
+// case this leaves out.
+func shortNameGlob(seg string, last bool) (string, bool) {
+	base, ext, _ := strings.Cut(seg, ".")
+	i := strings.LastIndexByte(base, '~')
+	if i < 1 || i == len(base)-1 || len(base) > 8 || len(ext) > 3 || strings.ContainsAny(seg, "*?[{}") ||
+		strings.Trim(base[i+1:], "0123456789") != "" {
+		return "", false
+	}
+	stem, cut := base[:i], base[:i]
+	if len(stem) >= 6 {
+		cut += "*"
+	}
+	var alts []string
+	switch {
+	case ext != "":
+		alts = append(alts, "."+cut+"."+ext+"*", cut+"."+ext+"*")
+	case !last && len(stem) >= 6:
+		alts = append(alts, "."+cut, cut)
+	default:
+		alts = append(alts, "."+stem) // no extension: a hidden name (.git, .ssh, .github)
+	}
+	if len(alts) == 1 {
+		return alts[0], true // a brace group of one is literal
+	}
+	return "{" + strings.Join(alts, ",") + "}", true
+}
+
 // uncHost returns the host a UNC path names, in any spelling: \\host\share,
 // //host/share, \\?\UNC\host\share, \\.\UNC\host\share, and WebDAV's
 // \\host@SSL@443\share (Microsoft, "File path formats on Windows systems";

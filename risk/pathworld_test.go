@@ -224,10 +224,10 @@ func TestPathsThroughLinks(t *testing.T) {
 			t.Errorf("%s: unresolved but secret %v exec_config %v", c.path, f.Secret, f.ExecConfig)
 		}
 		if c.unresolved {
-			if _, tags := ClassifyShell("cat " + c.path); !slices.Contains(tags, "shell.secrets") {
+			if _, tags := ClassifyShell("cat " + shellQuote(c.path)); !slices.Contains(tags, "shell.secrets") {
 				t.Errorf("cat %s: tags %v", c.path, tags)
 			}
-			if _, tags := ClassifyShell("echo x > " + c.path); !slices.Contains(tags, "shell.exec_config") {
+			if _, tags := ClassifyShell("echo x > " + shellQuote(c.path)); !slices.Contains(tags, "shell.exec_config") {
 				t.Errorf("echo x > %s: tags %v", c.path, tags)
 			}
 		}
@@ -350,6 +350,9 @@ func TestWritesThatArmExecution(t *testing.T) {
 		{".venv/lib/python3.12/site-packages/x.pth", true, "docs.python.org, site"},
 		{".Rprofile", true, "R Startup"},
 		{".envrc", true, "direnv.net"},
+		{`GIT~1\hooks\pre-commit`, true, "Windows 8.3 short name of .git (CVE-2019-1353)"},
+		{"GITHUB~1/workflows/ci.yml", true, "Windows 8.3 short name of .github"},
+		{".g\u200cit/hooks/pre-commit", true, "HFS+ ignores U+200C (CVE-2014-9390)"},
 		{".newtool/config", true, "closed world: a hidden folder"},
 		{"src/.hidden/run.sh", true, "closed world: a hidden folder"},
 		{".env", true, "closed world: a hidden file (dotenv sets NODE_OPTIONS and the like)"},
