@@ -225,13 +225,35 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 	}
 	// A template (.env.example) is not a secret by its name alone.
 	tmpl := isTemplate(strings.ToLower(f.Clean[strings.LastIndexByte(f.Clean, '/')+1:]))
+	ws := ""
+	if workspace != "" {
+		ws = cleanPath(strings.ReplaceAll(workspace, `\`, "/"))
+	}
+	cleanInside := ws != "" && !outsideWorkspace(f.Clean, ws)
 	for _, c := range pathCandidates(f.Clean, workspace) {
 		lc := strings.ToLower(c)
 		segs := strings.Split(lc, "/")
-		if !f.Secret && closedSecret(segs) {
+		// The closed world is about what lies around the workspace: a
+		// workspace under /var/www or ~/.local/src is the agent's own,
+		// and only what lies below it counts there.
+		within, below := false, segs
+		switch {
+		case ws == "":
+		case strings.HasPrefix(c, "~"):
+			if within = cleanInside; within {
+				below = nil // its absolute form is judged
+			}
+		case isAbsPath(c):
+			if within = !outsideWorkspace(c, ws); within {
+				below = segs[len(strings.Split(strings.TrimSuffix(ws, "/"), "/")):]
+			}
+		default:
+			within = true // relative: under the workspace, judged joined to it too
+		}
+		if !f.Secret && !within && closedSecret(segs) {
 			f.Secret = true
 		}
-		if !f.ExecConfig && execClosed(segs) {
+		if !f.ExecConfig && len(below) > 0 && execClosed(below) {
 			f.ExecConfig = true
 		}
 		if !strings.ContainsAny(lc, "*?[") {
@@ -263,7 +285,6 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 		}
 	}
 	if workspace != "" {
-		ws := cleanPath(strings.ReplaceAll(workspace, `\`, "/"))
 		f.OutsideWorkspace = outsideWorkspace(f.Clean, ws)
 		// Closed world: outside the workspace, only what is known public
 		// reads as harmless.

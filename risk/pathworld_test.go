@@ -188,6 +188,36 @@ func TestSecretReadsOutsideWorkspace(t *testing.T) {
 	}
 }
 
+// TestWorkspaceInClosedPlaces: a workspace under a closed root or a home's
+// hidden folder (/var/www/app, a CI runner's /var/lib/jenkins/workspace,
+// ~/.local/src/p) is the agent's own: only what lies around it is closed,
+// and only hidden names below it arm execution.
+func TestWorkspaceInClosedPlaces(t *testing.T) {
+	for _, c := range []struct {
+		ws, path     string
+		secret, exec bool
+	}{
+		{"/var/www/app", "/var/www/app/index.php", false, false},
+		{"/var/www/app", "src/main.php", false, false},
+		{"/var/www/app", "/var/www/app/.github/workflows/ci.yml", false, true},
+		{"/var/www/app", "/var/www/app/.env", true, true},
+		{"/var/www/app", "/var/log/nginx/access.log", true, false},
+		{"/var/lib/jenkins/workspace/job", "/var/lib/jenkins/workspace/job/Makefile", false, false},
+		{"/var/lib/jenkins/workspace/job", "/var/lib/jenkins/secrets/master.key", true, false},
+		{"/home/u/.local/src/p", "/home/u/.local/src/p/main.go", false, false},
+		{"/home/u/.local/src/p", "main.go", false, false},
+		{"/home/u/.local/src/p", "/home/u/.local/src/p/.git/hooks/pre-commit", false, true},
+		{"/home/u/.local/src/p", "~/.local/share/newtool/db", true, true},
+		{"/home/u/.local/src/p", "~/.newtool/config", true, true},
+		{"/srv/agent", "~/.newtool/config", true, true},
+	} {
+		f, _ := ClassifyPath(c.path, c.ws)
+		if f.Secret != c.secret || f.ExecConfig != c.exec {
+			t.Errorf("%s in %s: secret %v exec_config %v, want %v %v", c.path, c.ws, f.Secret, f.ExecConfig, c.secret, c.exec)
+		}
+	}
+}
+
 // TestPathsThroughLinks: ".." right after a component that is a link on
 // common systems leaves for another place than lexical cleaning says, so
 // the path is path.unresolved and sensitive; ".." after a real folder is
