@@ -3,6 +3,7 @@ package risk
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -356,6 +357,10 @@ func (s *shellScan) word(w *syntax.Word) shWord {
 			v, ok = s.param(p)
 		case *syntax.CmdSubst:
 			v, ok = s.echoed(p)
+		case *syntax.ArithmExp:
+			if n, known := arithLiteral(p.X, 0); known {
+				v, ok = strconv.FormatInt(n, 10), true
+			}
 		}
 		if !ok {
 			out.lit = false
@@ -401,6 +406,60 @@ func (s *shellScan) word(w *syntax.Word) shWord {
 		}
 	}
 	return out
+}
+
+// arithLiteral evaluates arithmetic on decimal literals only (bash(1),
+// ARITHMETIC EVALUATION: + - * / % and unary + -, parentheses, 64-bit
+// wrapping): $((1+2)) is the word 3. Anything else (a variable, another
+// base, another operator, division by zero) is not known.
+func arithLiteral(e syntax.ArithmExpr, depth int) (int64, bool) {
+	if depth > 32 {
+		return 0, false
+	}
+	switch e := e.(type) {
+	case *syntax.Word:
+		lit := e.Lit()
+		if lit == "" || len(lit) > 18 || lit != "0" && lit[0] == '0' || strings.Trim(lit, "0123456789") != "" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(lit, 10, 64)
+		return n, err == nil
+	case *syntax.ParenArithm:
+		return arithLiteral(e.X, depth+1)
+	case *syntax.UnaryArithm:
+		x, ok := arithLiteral(e.X, depth+1)
+		switch {
+		case !ok || e.Post:
+			return 0, false
+		case e.Op == syntax.Minus:
+			return -x, true
+		case e.Op == syntax.Plus:
+			return x, true
+		}
+	case *syntax.BinaryArithm:
+		x, ok1 := arithLiteral(e.X, depth+1)
+		y, ok2 := arithLiteral(e.Y, depth+1)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Op {
+		case syntax.Add:
+			return x + y, true
+		case syntax.Sub:
+			return x - y, true
+		case syntax.Mul:
+			return x * y, true
+		case syntax.Quo, syntax.Rem:
+			if y == 0 || x == math.MinInt64 && y == -1 {
+				return 0, false
+			}
+			if e.Op == syntax.Quo {
+				return x / y, true
+			}
+			return x % y, true
+		}
+	}
+	return 0, false
 }
 
 // echoed is the output of $(echo …) or $(printf …) with literal arguments,
