@@ -215,6 +215,11 @@ func TestWorkspaceInClosedPlaces(t *testing.T) {
 		if f.Secret != c.secret || f.ExecConfig != c.exec {
 			t.Errorf("%s in %s: secret %v exec_config %v, want %v %v", c.path, c.ws, f.Secret, f.ExecConfig, c.secret, c.exec)
 		}
+		// A command's write reaches the same answer in the same workspace.
+		w := Assess("Bash", map[string]any{"command": "echo x > " + shellQuote(c.path)}, Env{Workspace: c.ws})
+		if got := slices.Contains(w.Tags, "shell.exec_config"); got != c.exec {
+			t.Errorf("echo x > %s in %s: shell.exec_config %v, want %v (tags %v)", c.path, c.ws, got, c.exec, w.Tags)
+		}
 	}
 }
 

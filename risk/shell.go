@@ -953,7 +953,7 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 		if underAny(t, "/etc", "/usr", "/boot") {
 			s.tags["shell.privileged"] = true
 		}
-		if f, _ := ClassifyPath(t, ""); f.ExecConfig {
+		if f, _ := ClassifyPath(t, s.workspace); f.ExecConfig {
 			s.tags["shell.exec_config"] = true // planting keys or start-up code
 		}
 	}
@@ -1068,7 +1068,7 @@ func harmlessTarget(t string) bool {
 // shell.exec_config when the file arms later execution.
 func (s *shellScan) wrote(w shWord) {
 	s.tags["shell.write"] = true
-	if w.lit && execConfigPath(w.text) {
+	if w.lit && s.execConfig(w.text) {
 		s.tags["shell.exec_config"] = true
 	}
 }

@@ -61,6 +61,12 @@ func execConfigPath(p string) bool {
 	return f.ExecConfig
 }
 
+// execConfig is execConfigPath in the script's workspace.
+func (s *shellScan) execConfig(p string) bool {
+	f, _ := ClassifyPath(p, s.workspace)
+	return f.ExecConfig
+}
+
 // globCandidates are names a glob in a read path is tried against: the
 // names of secret files and directories and the directories above them.
 var globCandidates = func() []string {
