@@ -13,7 +13,7 @@ import (
 // host, and writes into hidden or package folders unless known inert.
 
 // closedRoots are the directories whose contents are private to the host
-// (configuration, state, logs, other processes, devices, users' homes): a
+// (configuration, state, logs, other processes, devices, root's home): a
 // read strictly below one is a secret unless publicPaths names it. The
 // directory itself is not (listing /etc reveals names only). Sources: the
 // Filesystem Hierarchy Standard 3.0 (/etc host-specific configuration,
@@ -21,7 +21,7 @@ import (
 // devices.txt (Linux), Apple's File System Programming Guide (/private,
 // /Library), Microsoft's "Windows directory" and "ProgramData" docs.
 var closedRoots = []string{"/etc", "/var", "/run", "/proc", "/sys", "/dev", "/boot", "/root", "/private",
-	"/library", "?:/windows", "?:/programdata", "/snap", "/srv/secrets"}
+	"/library", "?:/windows", "?:/programdata"}
 
 // hiddenHomeDirs are the folders of a home that hold per-application state
 // although their names do not start with a dot: macOS hides ~/Library (its
@@ -53,7 +53,7 @@ var publicPaths = []string{
 	"/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/services",
 	"/etc/protocols", "/etc/networks", "/etc/shells", "/etc/timezone", "/etc/localtime", "/etc/passwd",
 	"/etc/group", "/etc/ssh/sshd_config", "/etc/ssh/ssh_config", "/etc/mime.types", "/etc/inputrc",
-	"/etc/ld.so.conf", "/etc/ld.so.conf.d/**", "/etc/profile", "/etc/bash.bashrc",
+	"/etc/ld.so.conf", "/etc/ld.so.conf.d/**",
 	"/proc/cpuinfo", "/proc/meminfo", "/proc/version", "/proc/loadavg", "/proc/uptime", "/proc/stat",
 	"/proc/filesystems", "/proc/self/status", "/proc/self/stat", "/proc/self/statm", "/proc/self/limits",
 	"/sys/devices/system/cpu/**", "/sys/fs/cgroup/**",
