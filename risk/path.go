@@ -19,6 +19,11 @@ type PathFact struct {
 	// files, scheduled jobs, a tool's or repository's configuration, CI).
 	ExecConfig       bool `json:"exec_config"`
 	OutsideWorkspace bool `json:"outside_workspace"`
+	// Unlisted: Secret only because the closed world says so (outside the
+	// workspace and not known public, below a private system root, a hidden
+	// name in a home), not because the path is a known credential store.
+	// Policy may ask about such a read where it denies a known store.
+	Unlisted bool `json:"unlisted"`
 	// Host is the host a UNC path names (\\host\share, //host/share,
 	// \\?\UNC\host\share): opening it connects there and offers the
 	// user's credentials.
@@ -65,6 +70,7 @@ func ClassifyPath(raw, workspace string) (PathFact, []string) {
 	f.Path = raw
 	for _, alt := range alts {
 		g, more := classifyPath(alt, workspace)
+		f.Unlisted = f.Secret && f.Unlisted && (!g.Secret || g.Unlisted) || !f.Secret && g.Secret && g.Unlisted
 		f.Secret, f.ExecConfig = f.Secret || g.Secret, f.ExecConfig || g.ExecConfig
 		f.Sensitive, f.OutsideWorkspace = f.Sensitive || g.Sensitive, f.OutsideWorkspace || g.OutsideWorkspace
 		if f.Host == "" {
@@ -230,6 +236,7 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 		ws = cleanPath(strings.ReplaceAll(workspace, `\`, "/"))
 	}
 	cleanInside := ws != "" && !outsideWorkspace(f.Clean, ws)
+	closed := false // secret by the closed world alone, so far
 	for _, c := range pathCandidates(f.Clean, workspace) {
 		lc := strings.ToLower(c)
 		segs := strings.Split(lc, "/")
@@ -250,8 +257,8 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 		default:
 			within = true // relative: under the workspace, judged joined to it too
 		}
-		if !f.Secret && !within && closedSecret(segs) {
-			f.Secret = true
+		if !within && closedSecret(segs) {
+			closed = true // decided once the listed rules have had their say
 		}
 		if !f.ExecConfig && len(below) > 0 && execClosed(below) {
 			f.ExecConfig = true
@@ -284,6 +291,9 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 			}
 		}
 	}
+	if closed && !f.Secret {
+		f.Secret, f.Unlisted = true, true
+	}
 	if workspace != "" {
 		f.OutsideWorkspace = outsideWorkspace(f.Clean, ws)
 		// Closed world: outside the workspace, only what is known public
@@ -295,6 +305,7 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 				abs = cleanPath(strings.TrimSuffix(ws, "/") + "/" + abs)
 			}
 			f.Secret = !publicPath(abs)
+			f.Unlisted = f.Secret
 		}
 	}
 	f.Sensitive = f.Secret || f.ExecConfig

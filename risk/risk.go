@@ -134,7 +134,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 		each("path", s.Path, func(raw string) []string {
 			f, ts := ClassifyPath(raw, env.Workspace)
 			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
-				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace})
+				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace, "unlisted": f.Unlisted})
 			return append(ts, uncURL(f, addURL)...)
 		})
 		each("sql", s.SQL, func(raw string) []string {
@@ -228,7 +228,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 			seen["path:"+raw] = true
 			f, ts := ClassifyPath(raw, env.Workspace)
 			paths = append(paths, map[string]any{"path": f.Path, "clean": f.Clean, "sensitive": f.Sensitive,
-				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace})
+				"secret": f.Secret, "exec_config": f.ExecConfig, "outside_workspace": f.OutsideWorkspace, "unlisted": f.Unlisted})
 			for _, t := range append(ts, uncURL(f, addURL)...) {
 				tags[t] = true
 			}
