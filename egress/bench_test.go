@@ -17,8 +17,10 @@ import (
 func BenchmarkConnect(b *testing.B) {
 	up := echoServer(b)
 	p := &Proxy{
-		Decide:  func(context.Context, string, int) (Verdict, error) { return Verdict{Allowed: true}, nil },
-		Resolve: func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("203.0.113.5")}, nil },
+		Decide: func(context.Context, string, int) (Verdict, error) { return Verdict{Allowed: true}, nil },
+		Resolve: func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("203.0.113.5")}, nil
+		},
 		Dial: func(ctx context.Context, _ netip.AddrPort) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", up)

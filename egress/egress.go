@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -54,7 +53,6 @@ type Proxy struct {
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// Blocked, when set, is told about every refused destination.
 	Blocked func(host string, port int, reason string)
-	Log     *slog.Logger
 	// DecideTimeout bounds how long a connection waits for its decision
 	// (people deciding an ask); then it is refused. Default 5 minutes.
 	DecideTimeout time.Duration
@@ -79,13 +77,6 @@ func (p *Proxy) Serve(l net.Listener) error {
 			p.serve(c)
 		}()
 	}
-}
-
-func (p *Proxy) log() *slog.Logger {
-	if p.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return p.Log
 }
 
 // serve handles one connection: one CONNECT tunnel, or one plain HTTP

@@ -674,6 +674,9 @@ func (p *Pipeline) record(ctx context.Context, c *check) (*rein.CheckRecord, err
 	case c.use != nil:
 		if a, err := p.Store.Approval(ctx, c.use.ID); err == nil {
 			p.publish(events.ApprovalUpdated, a.Tenant, a) // consumed by this check
+			if a.Status == rein.StatusConsumed {
+				p.secrets.forget(a.ID) // its grant is used: its arguments are not needed again
+			}
 		}
 		p.wake(c.use.ID)
 	}

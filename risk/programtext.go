@@ -162,7 +162,12 @@ func sedScriptSafe(s string) bool {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			// Two delimited parts: the pattern, then the replacement
+			// (or y's second set); each call reads one.
+			if !delimited(d) {
+				return false
+			}
+			if !delimited(d) {
 				return false
 			}
 			for c == 's' && i < n {

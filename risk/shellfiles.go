@@ -12,11 +12,6 @@ import (
 // files), files whose writing arms later execution, and globs or recursive
 // reads that could reach either.
 
-// harmlessDevices are the device files that hold nothing: every other /dev
-// path (disks, memory, terminals of others) can reveal data (publicPaths).
-var harmlessDevices = set("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
-	"/dev/stdin", "/dev/stdout", "/dev/stderr")
-
 // shellPath cleans a path as a command sees it and undoes /proc's views of
 // another root (/proc/self/root/etc/shadow is /etc/shadow).
 func shellPath(p string) string {

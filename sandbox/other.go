@@ -3,10 +3,14 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 )
+
+// errNotLinux is returned where containment is not built.
+var errNotLinux = errors.New("rein run contains commands on Linux only (macOS and Windows: see docs/containment.md)")
 
 // Detect finds nothing to contain with outside Linux.
 func Detect() Features { return Features{} }

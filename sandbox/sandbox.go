@@ -9,7 +9,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -158,9 +157,6 @@ func Env(p Profile, environ []string, home string, proxyPort int) []string {
 	sort.Strings(out)
 	return out
 }
-
-// errNotLinux is returned where containment is not built.
-var errNotLinux = errors.New("rein run contains commands on Linux only (macOS and Windows: see docs/containment.md)")
 
 // exists reports whether p exists (without following a final symlink).
 func exists(p string) bool {

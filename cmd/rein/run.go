@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -153,7 +152,6 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		Blocked: func(host string, port int, why string) {
 			fmt.Fprintf(e.stderr, "rein run: connection to %s:%d refused: %s\n", host, port, why)
 		},
-		Log: slog.New(slog.DiscardHandler),
 	}
 	go proxy.Serve(l)
 	defer l.Close()
