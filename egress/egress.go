@@ -140,8 +140,14 @@ func (p *Proxy) decideTimeout() time.Duration {
 // the connection, or nil and why not.
 func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, string) {
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && risk.IsPrivate(a) {
-		// Known without asking anyone: never reachable from a contained run.
-		return nil, fmt.Sprintf("%s is not a public address: a contained run never connects there", a)
+		// Never reachable from a contained run, whatever policy says; the
+		// attempt is still a check, so that it is on the record, and its
+		// result says it was refused.
+		why := fmt.Sprintf("%s is not a public address: a contained run never connects there", a)
+		if v, err := p.Decide(ctx, host, port); err == nil && v.CheckID != "" && v.Allowed && p.Report != nil {
+			p.Report(context.WithoutCancel(ctx), v.CheckID, false, why+"; refused by the egress proxy")
+		}
+		return nil, why
 	}
 	v, err := p.Decide(ctx, host, port)
 	if err != nil {

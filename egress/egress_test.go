@@ -122,7 +122,9 @@ func connect(t *testing.T, addr, target string) (int, string) {
 
 // TestProxy: a name is decided before it is resolved; an allowed name
 // connects to exactly the address judged; a refused, undecidable or
-// non-public destination never connects, whatever name leads to it.
+// non-public destination never connects, whatever name leads to it, and
+// whatever policy says of an address literal (the attempt is still a check,
+// with a result that says it was refused).
 func TestProxy(t *testing.T) {
 	up := upstream(t)
 	var c calls
@@ -139,10 +141,10 @@ func TestProxy(t *testing.T) {
 		{"rebind.test:443", 403, "10.1.2.3, which is not a public address", true},
 		{"meta.test:80", 403, "169.254.169.254", true},
 		{"mapped.test:443", 403, "not a public address", true},
-		{"127.0.0.1:8750", 403, "not a public address", false},
-		{"[::1]:22", 403, "not a public address", false},
-		{"169.254.169.254:80", 403, "not a public address", false},
-		{"10.0.0.1:443", 403, "not a public address", false},
+		{"127.0.0.1:8750", 403, "not a public address", true},
+		{"[::1]:22", 403, "not a public address", true},
+		{"169.254.169.254:80", 403, "not a public address", true},
+		{"10.0.0.1:443", 403, "not a public address", true},
 	} {
 		c.mu.Lock()
 		before := len(c.decided)
@@ -161,7 +163,8 @@ func TestProxy(t *testing.T) {
 	c.mu.Lock()
 	reports := strings.Join(c.reports, "\n")
 	c.mu.Unlock()
-	if !strings.Contains(reports, "chk_ok.test connected to 203.0.113.5:443") || !strings.Contains(reports, "chk_rebind.test rebind.test resolves to 10.1.2.3") {
+	if !strings.Contains(reports, "chk_ok.test connected to 203.0.113.5:443") || !strings.Contains(reports, "chk_rebind.test rebind.test resolves to 10.1.2.3") ||
+		!strings.Contains(reports, "chk_169.254.169.254 169.254.169.254 is not a public address: a contained run never connects there; refused by the egress proxy") {
 		t.Errorf("results reported:\n%s", reports)
 	}
 
