@@ -211,9 +211,14 @@ func TestReadmeQuickStartHasPasskeys(t *testing.T) {
 	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
 	port := s.URL[strings.LastIndexByte(s.URL, ':')+1:]
 	base := "http://localhost:" + port
-	if want := "the console, and the links in approvals, are at " + base + "/"; !strings.Contains(s.stdout.String(), want) {
-		t.Errorf("rein serve does not say where the console is (%q):\n%s", want, s.stdout)
-	}
+	// The line follows "rein is listening on": it may still be on its way.
+	want := "the console, and the links in approvals, are at " + base + "/"
+	eventually(t, 5*time.Second, "rein serve says where the console is ("+want+")", func() string {
+		if !strings.Contains(s.stdout.String(), want) {
+			return s.stdout.String()
+		}
+		return ""
+	})
 	admin := s.adminKey()
 	agent := createAgentKey(t, s, admin, "builder", "demo")
 	code, body := httpDo(t, "POST", s.URL+"/v1/keys", admin, []byte(`{"name":"bob","tenant":"demo","roles":["approver"],"groups":["finance"]}`), "application/json")
