@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/client"
+)
+
+// TestDecideConnect: the egress proxy connects only on allow, or on a
+// modify that leaves the destination as asked; a modify that changes it, an
+// ask that was not decided in time and a deny refuse; every check is a
+// net.connect of the run's session that waits for people.
+func TestDecideConnect(t *testing.T) {
+	for _, tc := range []struct {
+		decision rein.Decision
+		args     string
+		allowed  bool
+	}{
+		{rein.Allow, `{"host":"registry.npmjs.org","port":443}`, true},
+		{rein.Modify, `{"host":"registry.npmjs.org","port":443}`, true},
+		{rein.Modify, `{"host":"evil.example","port":443}`, false},
+		{rein.Ask, `{"host":"registry.npmjs.org","port":443}`, false},
+		{rein.Deny, `{"host":"registry.npmjs.org","port":443}`, false},
+		{rein.Throttle, `{"host":"registry.npmjs.org","port":443}`, false},
+	} {
+		var got rein.CheckRequest
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			json.Unmarshal(body, &got)
+			json.NewEncoder(w).Encode(rein.CheckResponse{ID: "chk_1", Decision: tc.decision, Reason: "r", Args: json.RawMessage(tc.args)})
+		}))
+		v, err := decideConnect(context.Background(), client.New(srv.URL, "k"), "run-1", "registry.npmjs.org", 443)
+		srv.Close()
+		if err != nil || v.Allowed != tc.allowed || v.CheckID != "chk_1" {
+			t.Errorf("%s %s: allowed %v (%v), want %v", tc.decision, tc.args, v.Allowed, err, tc.allowed)
+		}
+		if got.Tool != "net.connect" || got.Session != "run-1" || got.WaitMS != rein.MaxWaitMS || string(got.Args) != `{"host":"registry.npmjs.org","port":443}` {
+			t.Errorf("the check sent: %+v", got)
+		}
+	}
+}
