@@ -1,17 +1,15 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // runPolicy lets a contained run reach one host and no other.
@@ -257,24 +255,6 @@ func section(out, name string) string {
 // reinStdin is rein with input on its standard input.
 func reinStdin(t *testing.T, env []string, input string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, reinBin, args...)
-	cmd.Dir = moduleRoot
-	cmd.Env = cleanEnv(env...)
-	cmd.Stdin = strings.NewReader(input)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("rein %s did not finish within %s", strings.Join(args, " "), commandTimeout)
-	}
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run rein %s: %v", strings.Join(args, " "), err)
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	r := harness.ReinWithInput(t, env, input, args...)
+	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr}
 }

@@ -15,7 +15,7 @@ import (
 // CONNECT, judge, dial, a one-line echo, close; BenchmarkDirect is the same
 // exchange without the proxy.
 func BenchmarkConnect(b *testing.B) {
-	up := echoServer(b)
+	up := upstream(b).Addr().String()
 	p := &Proxy{
 		Decide: func(context.Context, string, int) (Verdict, error) { return Verdict{Allowed: true}, nil },
 		Resolve: func(context.Context, string) ([]netip.Addr, error) {
@@ -53,7 +53,7 @@ func BenchmarkConnect(b *testing.B) {
 }
 
 func BenchmarkDirect(b *testing.B) {
-	up := echoServer(b)
+	up := upstream(b).Addr().String()
 	for b.Loop() {
 		c, err := net.Dial("tcp", up)
 		if err != nil {
@@ -65,26 +65,4 @@ func BenchmarkDirect(b *testing.B) {
 		}
 		c.Close()
 	}
-}
-
-func echoServer(b *testing.B) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				io.WriteString(c, line)
-			}()
-		}
-	}()
-	return l.Addr().String()
 }

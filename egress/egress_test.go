@@ -15,7 +15,7 @@ import (
 
 // upstream is a local server that stands for every public host: it echoes
 // what it reads after a line "hello".
-func upstream(t *testing.T) net.Listener {
+func upstream(t testing.TB) net.Listener {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

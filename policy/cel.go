@@ -382,7 +382,7 @@ func newActivation(in *Input) *activation {
 		risk:    adapt.NativeToValue(riskTags),
 		facts:   adapt.NativeToValue(orEmpty(in.Facts)),
 		session: adapt.NativeToValue(orEmpty(in.Session)),
-		sandbox: adapt.NativeToValue(sandboxOf(in.Sandbox)),
+		sandbox: sandboxOf(in.Sandbox),
 		cost:    types.Double(in.Cost),
 		now:     types.Timestamp{Time: in.Now},
 	}
@@ -420,9 +420,13 @@ func (a *activation) ResolveName(name string) (any, bool) {
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-func sandboxOf(m map[string]any) map[string]any {
+// uncontained is the sandbox variable of every check outside containment,
+// converted once.
+var uncontained = types.DefaultTypeAdapter.NativeToValue(Uncontained())
+
+func sandboxOf(m map[string]any) ref.Val {
 	if m == nil {
-		return Uncontained()
+		return uncontained
 	}
-	return m
+	return types.DefaultTypeAdapter.NativeToValue(m)
 }

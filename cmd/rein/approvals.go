@@ -79,38 +79,14 @@ func runRevoke(ctx context.Context, e *env, args []string) int {
 }
 
 func runApprovals(ctx context.Context, e *env, args []string) int {
-	fs := flags(e, "rein approvals", commandNamed("approvals"))
-	newClient := clientFlags(e, fs)
-	status := fs.String("status", "pending", "status to list, or all")
-	session := fs.String("session", "", "only this session")
-	agent := fs.String("agent", "", "only this agent")
-	output := fs.String("output", "text", "text or json")
-	if _, code, ok := parse(fs, args); !ok {
-		return code
-	}
-	q := client.ListQuery{Status: *status, Session: *session, Agent: *agent}
-	if q.Status == "all" {
-		q.Status = ""
-	}
-	list, err := newClient().Approvals(ctx, q)
-	if err != nil {
-		return fail(e, "rein approvals", err)
-	}
-	if *output == "json" {
-		printJSON(e, list)
-		return exitOK
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(e.stdout, "no %sapprovals\n", strings.TrimSuffix(*status+" ", "all "))
-		return exitOK
-	}
-	for i := range list {
-		if i > 0 {
-			fmt.Fprintln(e.stdout)
+	return listWith(ctx, e, args, "approvals", (*client.Client).Approvals, func(list []rein.Approval) {
+		for i := range list {
+			if i > 0 {
+				fmt.Fprintln(e.stdout)
+			}
+			printVersion(e.stdout, &list[i])
 		}
-		printVersion(e.stdout, &list[i])
-	}
-	return exitOK
+	})
 }
 
 // printVersion writes an approval as a voter must see it before voting: the
@@ -148,10 +124,24 @@ func compactArgs(raw json.RawMessage) string {
 	return notify.Visible(b.String())
 }
 
-// runList is a list command of approvals or questions: the filters, then
-// JSON or a table with one row per item.
+// runList is a list command of questions, reviews or proposals: the
+// filters, then JSON or a table with one row per item.
 func runList[T any](ctx context.Context, e *env, args []string, name string,
 	get func(*client.Client, context.Context, client.ListQuery) ([]T, error), header string, row func(T) string) int {
+	return listWith(ctx, e, args, name, get, func(list []T) {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, header)
+		for _, x := range list {
+			fmt.Fprintln(tw, row(x))
+		}
+		tw.Flush()
+	})
+}
+
+// listWith is a list command: the filters (--status, --session, --agent,
+// --output), then JSON, a line saying there is nothing, or render's text.
+func listWith[T any](ctx context.Context, e *env, args []string, name string,
+	get func(*client.Client, context.Context, client.ListQuery) ([]T, error), render func([]T)) int {
 	fs := flags(e, "rein "+name, commandNamed(name))
 	newClient := clientFlags(e, fs)
 	status := fs.String("status", "pending", "status to list, or all")
@@ -177,12 +167,7 @@ func runList[T any](ctx context.Context, e *env, args []string, name string,
 		fmt.Fprintf(e.stdout, "no %s%s\n", strings.TrimSuffix(*status+" ", "all "), name)
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, header)
-	for _, x := range list {
-		fmt.Fprintln(tw, row(x))
-	}
-	tw.Flush()
+	render(list)
 	return exitOK
 }
 

@@ -24,11 +24,18 @@ func (r Result) String() string {
 // Rein runs the CLI in the module root with a clean environment plus env.
 func Rein(t testing.TB, env []string, args ...string) Result {
 	t.Helper()
+	return ReinWithInput(t, env, "", args...)
+}
+
+// ReinWithInput is Rein with input on the CLI's standard input.
+func ReinWithInput(t testing.TB, env []string, input string, args ...string) Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), CommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Bin, args...)
 	cmd.Dir = ModuleRoot
 	cmd.Env = CleanEnv(env...)
+	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
