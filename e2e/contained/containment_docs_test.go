@@ -1,4 +1,4 @@
-package e2e
+package contained
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // TestContainmentDocsPolicy takes the net.connect policy of
@@ -17,7 +19,7 @@ import (
 func TestContainmentDocsPolicy(t *testing.T) {
 	t.Parallel()
 	const page = "docs/containment.md"
-	b, err := os.ReadFile(filepath.Join(moduleRoot, page))
+	b, err := os.ReadFile(filepath.Join(harness.ModuleRoot, page))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,15 +46,15 @@ func TestContainmentDocsPolicy(t *testing.T) {
 	// The rule on sandbox is a rule to copy into a policy: it compiles in one.
 	rule := filepath.Join(t.TempDir(), "rule.yaml")
 	writeFile(t, rule, "version: 1\nrules:\n"+strings.Join(policies[1], "\n")+"\n")
-	if r := rein(t, nil, "policy", "lint", "--strict", rule); r.code != 0 || !strings.Contains(r.stdout, "0 warnings") {
+	if r := harness.Rein(t, nil, "policy", "lint", "--strict", rule); r.Code != 0 || !strings.Contains(r.Stdout, "0 warnings") {
 		t.Fatalf("rein policy lint --strict on the sandbox rule of %s: %s", page, r)
 	}
 	policy := strings.Join(policies[0], "\n") + "\n"
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writeFile(t, path, policy)
 
-	r := rein(t, nil, "policy", "lint", "--strict", path)
-	if r.code != 0 || !strings.Contains(r.stdout, "0 warnings") {
+	r := harness.Rein(t, nil, "policy", "lint", "--strict", path)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "0 warnings") {
 		t.Fatalf("rein policy lint --strict on the policy of %s: %s", page, r)
 	}
 
@@ -70,8 +72,8 @@ func TestContainmentDocsPolicy(t *testing.T) {
 				continue
 			}
 			want := strings.TrimPrefix(block[i+1], "# ")
-			r := rein(t, nil, "policy", "explain", path, "--check", m[1])
-			got, _, _ := strings.Cut(r.stdout, "\n")
+			r := harness.Rein(t, nil, "policy", "explain", path, "--check", m[1])
+			got, _, _ := strings.Cut(r.Stdout, "\n")
 			if got != want {
 				t.Errorf("%s: %s\n  prints %q\n  the page shows %q", page, line, got, want)
 			}
@@ -85,8 +87,8 @@ func TestContainmentDocsPolicy(t *testing.T) {
 	decide := func(host string, port int) string {
 		t.Helper()
 		check := `{"tool": "net.connect", "args": {"host": "` + host + `", "port": ` + strconv.Itoa(port) + `}}`
-		r := rein(t, nil, "policy", "explain", path, "--check", check)
-		got, _, _ := strings.Cut(r.stdout, "\n")
+		r := harness.Rein(t, nil, "policy", "explain", path, "--check", check)
+		got, _, _ := strings.Cut(r.Stdout, "\n")
 		return got
 	}
 	allowRule := regexp.MustCompile(`(?s)id: egress-registries.*?when: (.*?)decision:`).FindStringSubmatch(policy)

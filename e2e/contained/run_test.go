@@ -1,4 +1,4 @@
-package e2e
+package contained
 
 import (
 	"encoding/json"
@@ -56,18 +56,9 @@ var execConfigFiles = []string{".git/config", ".git/hooks/pre-commit", ".git/inf
 // about names before resolving them), processes outside are invisible, and
 // no secret passes in the environment; a build in the workspace still works.
 func TestRunContains(t *testing.T) {
-	e := newApprovalEnvWith(t, t.TempDir(), runPolicy)
+	e := startRein(t, runPolicy)
 	home, ws := t.TempDir(), t.TempDir()
 	canary := func(i int, where string) string { return fmt.Sprintf("CANARY-%s-%03d-7f3a", where, i) }
-	writeFile := func(t *testing.T, p, data string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var canaries []string
 	for i, p := range homeCanaries {
 		writeFile(t, filepath.Join(home, p), canary(i, "home")+"\n")
@@ -143,21 +134,21 @@ func TestRunContains(t *testing.T) {
 	body, _ := os.ReadFile(scriptPath)
 
 	state := t.TempDir()
-	env := append(e.s.clientEnv(e.keys["builder"]), "HOME="+home, "SSH_AUTH_SOCK="+sock, "XDG_STATE_HOME="+state,
+	env := append(e.s.ClientEnv(e.keys["builder"]), "HOME="+home, "SSH_AUTH_SOCK="+sock, "XDG_STATE_HOME="+state,
 		"AWS_SECRET_ACCESS_KEY=CANARY-env-aws-7f3a", "GITHUB_TOKEN=CANARY-env-gh-7f3a", "DOCKER_HOST=unix:///var/run/docker.sock")
-	r := reinStdin(t, env, string(body), "run", "--workspace", ws, "--session", "contained-1", "--", "bash", "-s")
-	out := r.stdout + r.stderr
-	if r.code != 0 {
+	r := reinRun(t, env, string(body), "run", "--workspace", ws, "--session", "contained-1", "--", "bash", "-s")
+	out := r.Stdout + r.Stderr
+	if r.Code != 0 {
 		t.Fatalf("rein run: %s", r)
 	}
-	for _, line := range strings.Split(r.stdout, "\n") {
+	for _, line := range strings.Split(r.Stdout, "\n") {
 		if strings.HasPrefix(line, "ESCAPED") {
 			t.Errorf("%s", line)
 		}
 	}
-	held := strings.Count(r.stdout, "held ")
+	held := strings.Count(r.Stdout, "held ")
 	if held < len(homeCanaries)+len(workspaceSecrets)+len(execConfigFiles)+15 {
-		t.Errorf("only %d attempts reported held:\n%s", held, r.stdout)
+		t.Errorf("only %d attempts reported held:\n%s", held, r.Stdout)
 	}
 	for _, c := range append(canaries, "CANARY-env", e.keys["builder"]) {
 		if strings.Contains(out, c) {
@@ -166,12 +157,12 @@ func TestRunContains(t *testing.T) {
 	}
 	for _, want := range []string{"HOME=/home/agent", "HTTPS_PROXY=http://127.0.0.1:3128", "uid=1000", "NoNewPrivs:\t1",
 		"CapEff:\t0000000000000000", "API_KEY=your-key-here", "built"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("the run's output lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("the run's output lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	for _, bad := range []string{"SSH_AUTH_SOCK", "DOCKER_HOST", "REIN_KEY", "REIN_SERVER", "GITHUB_TOKEN", "AWS_SECRET"} {
-		if strings.Contains(section(r.stdout, "env"), bad) {
+		if strings.Contains(section(r.Stdout, "env"), bad) {
 			t.Errorf("%s passed into the run", bad)
 		}
 	}
@@ -182,15 +173,15 @@ func TestRunContains(t *testing.T) {
 	}
 	// Files that arm later execution which the run created are moved out
 	// of the workspace when it ends.
-	if !strings.Contains(r.stdout, "planted") {
-		t.Errorf("the run could not write in its workspace:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "planted") {
+		t.Errorf("the run could not write in its workspace:\n%s", r.Stdout)
 	}
 	for _, p := range []string{"sub/.envrc", ".gitlab"} {
 		if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
 			t.Errorf("%s, created by the run, is still in the workspace", p)
 		}
-		if _, err := os.Stat(filepath.Join(state, "rein", "quarantine", "contained-1", p)); err != nil || !strings.Contains(r.stderr, p) {
-			t.Errorf("%s is not in quarantine, or the run did not say so: %v\n%s", p, err, r.stderr)
+		if _, err := os.Stat(filepath.Join(state, "rein", "quarantine", "contained-1", p)); err != nil || !strings.Contains(r.Stderr, p) {
+			t.Errorf("%s is not in quarantine, or the run did not say so: %v\n%s", p, err, r.Stderr)
 		}
 	}
 	// rein decided the names: the denied host and the exfiltrating name are
@@ -203,7 +194,7 @@ func TestRunContains(t *testing.T) {
 			Args json.RawMessage `json:"args"`
 		} `json:"check"`
 	}
-	getJSON(t, e.s.URL+"/v1/sessions/contained-1/checks", e.keys["alice"], &checks)
+	harness.GetJSON(t, e.s.URL+"/v1/sessions/contained-1/checks", e.keys["alice"], &checks)
 	got := map[string]string{}
 	for _, c := range checks {
 		var a struct{ Host string }
@@ -217,7 +208,7 @@ func TestRunContains(t *testing.T) {
 	// registry rule needs sandbox.contained) and ended, with what was
 	// quarantined.
 	var sawStart, sawEnd bool
-	for _, b := range allEntries(t, e.s, e.s.adminKey()) {
+	for _, b := range e.entries(t) {
 		var en struct {
 			Kind    string
 			Subject string
@@ -235,7 +226,7 @@ func TestRunContains(t *testing.T) {
 		t.Errorf("the audit log lacks the run's sandbox.started (%v) or sandbox.ended (%v)", sawStart, sawEnd)
 	}
 	// A session that already ran outside cannot be claimed contained.
-	if r := reinStdin(t, env, "", "run", "--workspace", ws, "--session", "contained-1", "--", "true"); r.code == 0 || !strings.Contains(r.stderr, "already") {
+	if r := harness.ReinWithInput(t, env, "", "run", "--workspace", ws, "--session", "contained-1", "--", "true"); r.Code == 0 || !strings.Contains(r.Stderr, "already") {
 		t.Errorf("a second run in the same session: %s", r)
 	}
 	for _, h := range []string{"127.0.0.1", "169.254.169.254", "10.0.0.1", "fd00:ec2::254"} {
@@ -243,18 +234,4 @@ func TestRunContains(t *testing.T) {
 			t.Errorf("the attempt to reach the address literal %s is not on the record as a denied check: %q", h, got[h])
 		}
 	}
-}
-
-// section is the output after "== name" up to the next section.
-func section(out, name string) string {
-	_, rest, _ := strings.Cut(out, "== "+name+"\n")
-	s, _, _ := strings.Cut(rest, "\n== ")
-	return s
-}
-
-// reinStdin is rein with input on its standard input.
-func reinStdin(t *testing.T, env []string, input string, args ...string) result {
-	t.Helper()
-	r := harness.ReinWithInput(t, env, input, args...)
-	return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr}
 }
