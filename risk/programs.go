@@ -53,9 +53,13 @@ type program struct {
 	operands operandRole
 	readOnly bool
 	numeric  bool // accepts -NUM (head -20)
-	caps     capability
-	subs     map[string]*program // git's subcommands
-	source   string
+	// exactLong: long options are taken only as spelled, as the program's
+	// parser does (ripgrep's takes no abbreviations), so --pre is never
+	// read as --pretty.
+	exactLong bool
+	caps      capability
+	subs      map[string]*program // git's subcommands
+	source    string
 	// expression reads what getopt options do not say (find's
 	// expression, awk's and sed's program text) and says whether the use
 	// is read-only.
@@ -175,6 +179,9 @@ func (p *program) use(args []shWord) programUse {
 		a := args[i]
 		t := a.text
 		switch {
+		case a.input:
+			ops = append(ops, a) // names from xargs -0, never options
+			continue
 		case t == "--":
 			ops = append(ops, args[i+1:]...)
 			i = len(args)
@@ -193,6 +200,9 @@ func (p *program) use(args []shWord) programUse {
 		case strings.HasPrefix(t, "--"):
 			name, val, hasVal := strings.Cut(t[2:], "=")
 			o, ok := longOption(opts, name)
+			if ok && p.exactLong && o.long != name {
+				ok = false
+			}
 			if !ok {
 				u.unknown = append(u.unknown, t)
 				continue
@@ -479,7 +489,12 @@ var programs = map[string]*program{
 			"--line-buffered U|--binary z|--null-data --help V|--version"},
 	"wc": {readOnly: true, operands: opRead, source: "wc(1) GNU coreutils; GTFOBins wc (file-read: --files0-from)",
 		opts: "c|--bytes m|--chars l|--lines L|--max-line-length w|--words --files0-from=:r --total= --debug --help --version"},
-	"echo":   {readOnly: true, operands: opNone, source: "bash(1) echo builtin", opts: "n e E"},
+	"echo": {readOnly: true, operands: opNone, source: "bash(1) echo builtin", opts: "n e E"},
+	// read assigns the words of a line of its input to the names given;
+	// rein judges those names as assignments (a name that changes what runs
+	// is shell.env_exec).
+	"read": {readOnly: true, operands: opNone, source: "bash(1) read builtin",
+		opts: "a= d= e E i= n= N= p= r s t= u="},
 	"printf": {readOnly: true, operands: opNone, source: "bash(1) printf builtin (-v assigns a variable)", opts: "v=:x"},
 	"pwd":    {readOnly: true, operands: opNone, source: "bash(1) pwd builtin", opts: "L P --help --version"},
 	"whoami": {readOnly: true, operands: opNone, source: "whoami(1) GNU coreutils", opts: "--help --version"},
@@ -488,11 +503,14 @@ var programs = map[string]*program{
 	"date": {readOnly: true, operands: opDate, source: "date(1) GNU coreutils; GTFOBins date (file-read: -f)",
 		opts: "d|--date= --debug f|--file=:r I|--iso-8601? --resolution R|--rfc-email --rfc-3339= r|--reference= " +
 			"s|--set=:s u|--utc --universal --help --version"},
+	// --files0-from is left out on purpose (so unknown): sort prints the
+	// lines of the files the list names, which rein does not see (wc and
+	// du print only counts and sizes of them).
 	"sort": {readOnly: true, operands: opRead, source: "sort(1) GNU coreutils; GTFOBins sort (file-read)",
 		opts: "b|--ignore-leading-blanks d|--dictionary-order f|--ignore-case g|--general-numeric-sort " +
 			"i|--ignore-nonprinting M|--month-sort h|--human-numeric-sort n|--numeric-sort R|--random-sort " +
 			"--random-source=:r r|--reverse V|--version-sort --sort= --batch-size= c --check? C " +
-			"--compress-program=:x --debug --files0-from=:r k|--key= m|--merge o|--output=:w s|--stable " +
+			"--compress-program=:x --debug k|--key= m|--merge o|--output=:w s|--stable " +
 			"S|--buffer-size= t|--field-separator= T|--temporary-directory= --parallel= u|--unique " +
 			"z|--zero-terminated --help --version"},
 	"uniq": {readOnly: true, operands: opInOut, source: "uniq(1) GNU coreutils (the second operand is written)",
@@ -551,6 +569,30 @@ var programs = map[string]*program{
 			"--relative-to= --relative-base= s|--strip|--no-symlinks z|--zero --help --version"},
 	"stat": {readOnly: true, operands: opList, source: "stat(1) GNU coreutils (metadata, not contents)",
 		opts: "L|--dereference f|--file-system c|--format= --printf= t|--terse --cached= --help --version"},
+
+	// ripgrep searches recursively by default. Left out on purpose (so
+	// unknown, never read-only): --pre and --pre-glob (run a program on
+	// each file), -z/--search-zip (runs decompressors), -L/--follow
+	// (leaves the tree through links), and --hidden, -./-u/--unrestricted
+	// and --no-ignore* (read the hidden and ignored files it skips).
+	// -g/--glob and --iglob override every ignore rule, so their globs are
+	// reads judged as such (rg -g '.env' x reads .env).
+	"rg": {readOnly: true, operands: opPattern, caps: capRecurse, exactLong: true, source: "rg(1) ripgrep 14",
+		opts: "--pre=:x --pre-glob= z|--search-zip:x e|--regexp= f|--file=:r i|--ignore-case S|--smart-case s|--case-sensitive F|--fixed-strings " +
+			"w|--word-regexp x|--line-regexp v|--invert-match c|--count --count-matches l|--files-with-matches " +
+			"--files-without-match --files n|--line-number N|--no-line-number H|--with-filename I|--no-filename " +
+			"o|--only-matching A|--after-context= B|--before-context= C|--context= --context-separator= " +
+			"--no-context-separator m|--max-count= t|--type= T|--type-not= --type-list --type-add= " +
+			"g|--glob=:g --iglob=:g --glob-case-insensitive j|--threads= --sort= --sortr= --json --vimgrep " +
+			"--heading --no-heading p|--pretty --color= --colors= 0|--null r|--replace= P|--pcre2 " +
+			"d|--max-depth= --max-filesize= U|--multiline --multiline-dotall a|--text --binary --trim " +
+			"M|--max-columns= --max-columns-preview --column b|--byte-offset --stats q|--quiet --debug --trace " +
+			"--no-messages --no-config --passthru --crlf --engine= --no-unicode --line-buffered --block-buffered " +
+			"--null-data --path-separator= --one-file-system --dfa-size-limit= --regex-size-limit= " +
+			"E|--encoding= --field-context-separator= --field-match-separator= --include-zero --no-require-git " +
+			"--no-ignore-messages h|--help V|--version"},
+	"jq": {readOnly: true, operands: opProgram, source: "jq(1) jq 1.7 manual (INVOKING JQ; env, $ENV, import, include, -L)",
+		expression: jqUse},
 
 	"git": {operands: opNone, source: "git(1)", opts: gitGlobalOpts, subs: map[string]*program{
 		"status": {readOnly: true, operands: opNone, opts: gitStatusOpts, source: "git-status(1)"},

@@ -189,3 +189,104 @@ func sedScriptSafe(s string) bool {
 		}
 	}
 }
+
+// jqUse reads jq's command line (jq(1) 1.7, "INVOKING JQ"): flags, --arg
+// and --argjson (a name and a value), --slurpfile and --rawfile (a name and
+// a file it reads), -f/--from-file (the filter is a file: not proven),
+// --args and --jsonargs (the operands after the filter are values, not
+// files), then the filter and the files it reads. -L (a module search
+// path) and any option not named are unknown. The filter is proven by
+// jqFilterSafe.
+func jqUse(_ *program, args []shWord) (programUse, bool) {
+	var u programUse
+	var ops []shWord
+	positionalArgs := false
+	filterGiven := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		if !a.lit {
+			u.unknown = append(u.unknown, t)
+			ops = append(ops, a)
+			continue
+		}
+		switch {
+		case t == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case t == "-" || !strings.HasPrefix(t, "-"):
+			ops = append(ops, a)
+		case t == "--arg" || t == "--argjson":
+			i += 2
+		case t == "--slurpfile" || t == "--rawfile":
+			if i+2 < len(args) {
+				u.reads = append(u.reads, args[i+2])
+				u.caps |= capRead
+			}
+			i += 2
+		case t == "--args" || t == "--jsonargs":
+			positionalArgs = true
+		case t == "-f" || t == "--from-file":
+			u.unknown = append(u.unknown, t) // the filter is in a file rein does not read
+			filterGiven = true
+			i++
+		case t == "--indent":
+			i++
+		case jqFlags[t]:
+		case !strings.HasPrefix(t, "--") && strings.Trim(t[1:], "nRscrjaSCMe") == "":
+			// grouped short flags (-rc)
+		default:
+			u.unknown = append(u.unknown, t)
+		}
+	}
+	u.operands = ops
+	if !filterGiven && len(ops) > 0 {
+		filter := ops[0]
+		ops = ops[1:]
+		if !filter.lit || filter.expanded || !jqFilterSafe(filter.text) {
+			u.unknown = append(u.unknown, filter.text)
+		}
+	}
+	if !positionalArgs {
+		u.reads = append(u.reads, ops...)
+	}
+	return u, len(u.unknown) == 0
+}
+
+// jqFlags are jq's options without a value (jq(1) 1.7).
+var jqFlags = set("--null-input", "--raw-input", "--slurp", "--compact-output", "--raw-output", "--raw-output0",
+	"--join-output", "--ascii-output", "--unbuffered", "--sort-keys", "--color-output", "--monochrome-output",
+	"--tab", "--stream", "--stream-errors", "--seq", "--exit-status", "-h", "--help", "-V", "--version",
+	"--build-configuration")
+
+// jqForbidden are the names of a jq filter that reach past its input (jq(1)
+// 1.7): env and $ENV (the environment, where tokens live), import and
+// include (modules loaded from a search path), and the builtins that list
+// where modules are searched.
+var jqForbidden = set("env", "ENV", "import", "include", "modulemeta", "get_search_list", "get_prog_origin",
+	"get_jq_origin")
+
+// jqFilterSafe reports a jq filter that only transforms its input: no
+// forbidden name anywhere (strings included, since "\(env)" interpolates),
+// except as a field after a single "." (.env is a key of the input).
+func jqFilterSafe(text string) bool {
+	isWord := func(c byte) bool {
+		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	for i := 0; i < len(text); {
+		if !isWord(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isWord(text[j]) {
+			j++
+		}
+		field := i > 0 && text[i-1] == '.' && (i < 2 || text[i-2] != '.')
+		if jqForbidden[text[i:j]] && !field {
+			return false
+		}
+		i = j
+	}
+	return true
+}

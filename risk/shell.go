@@ -39,6 +39,15 @@ type ShellCommand struct {
 	// secret, writing nothing and run with no variable that changes what
 	// runs (programs.go).
 	ReadOnly bool `json:"read_only"`
+
+	// inputReadOnly: the command is read-only but for the names xargs -0
+	// gives it; the pipeline makes it ReadOnly when the stage before lists
+	// names (listsNames).
+	inputReadOnly bool
+	// listsNames: a read-only command that prints, NUL-separated, only the
+	// names of files inside the workspace that no secret's name matches
+	// (find … -name '*.go' -print0, grep -rlZ --include=*.go x src).
+	listsNames bool
 }
 
 // ShellDynamic is one construct whose effect rein does not model exactly
@@ -104,6 +113,7 @@ func classifyShell(script, workspace string) (ShellFacts, []string) {
 // it reads on standard input (a here-doc or here-string), if any.
 type scanned struct {
 	cmd      ShellCommand
+	idx      int // its place in shellScan.cmds, -1 past maxShellCommands
 	stdin    string
 	hasStdin bool       // a here-doc, here-string or < redirect feeds it
 	hdoc     syntax.Pos // where a here-doc or here-string feeds it, if one does
@@ -131,6 +141,7 @@ type shellScan struct {
 	exported   map[string]string // variables exported so far
 	cmdEnv     map[string]string // the environment of the command being judged
 	numeric    map[string]bool   // variables known to hold numbers
+	loopGlobs  map[string]bool   // loop variables that hold a name a glob matched
 	globChecks int               // globs judged so far (maxGlobChecks)
 }
 
@@ -154,6 +165,10 @@ type shWord struct {
 	expanded bool // a variable or $(echo …) was substituted into it
 	splits   bool // … outside quotes, where the shell splits it into words
 	node     *syntax.Word
+	// input: the names xargs -0 appends from its standard input, each one
+	// exact (no splitting on blanks or quotes); unknown until the stage
+	// before it is proven to print only names inside the workspace.
+	input bool
 }
 
 func (s *shellScan) script(src string, depth int) {
@@ -196,6 +211,9 @@ func (s *shellScan) walk(node syntax.Node, depth int) {
 			}
 		case *syntax.ForClause:
 			if it, ok := n.Loop.(*syntax.WordIter); ok && it.Name != nil {
+				if s.loop(it, n.Do, depth) {
+					return false
+				}
 				s.setVar(it.Name.Value, "", false, it.Name.Pos())
 			}
 		case *syntax.ArithmExp:
@@ -252,6 +270,51 @@ func (s *shellScan) walk(node syntax.Node, depth int) {
 	for _, p := range pipes {
 		s.pipeline(p, depth)
 	}
+}
+
+// maxLoopItems bounds the items of a for loop rein judges one by one.
+const maxLoopItems = 16
+
+// loop judges a for loop over literal items (for f in a b *.go) by walking
+// its body once for each item, the variable holding it: the body's
+// commands are judged with every value the variable takes. An item that is
+// a glob stands for each name it matches, so the variable's expansions are
+// judged as that glob (a read of "$f" for f in .*; is a read of .*). A list
+// rein cannot know, or longer than maxLoopItems, is left to the walk, the
+// variable unknown.
+func (s *shellScan) loop(it *syntax.WordIter, body []*syntax.Stmt, depth int) bool {
+	if len(it.Items) == 0 && !it.InPos.IsValid() {
+		return false // for f; do …: the positional parameters
+	}
+	var items []shWord
+	for _, w := range it.Items {
+		for _, bw := range braceWords(w) {
+			x := s.word(bw)
+			if !x.lit || x.expanded {
+				return false
+			}
+			items = append(items, x)
+		}
+	}
+	if len(items) > maxLoopItems {
+		return false
+	}
+	name := it.Name.Value
+	if s.loopGlobs == nil {
+		s.loopGlobs = map[string]bool{}
+	}
+	for _, x := range items {
+		s.setVar(name, x.text, true, it.Name.Pos())
+		s.vars[name] = x.text
+		s.loopGlobs[name] = x.glob
+		for _, st := range body {
+			s.walk(st, depth)
+		}
+	}
+	delete(s.vars, name)
+	delete(s.loopGlobs, name)
+	s.setVar(name, "", false, it.Name.Pos())
+	return true
 }
 
 func (s *shellScan) assign(a *syntax.Assign) {
@@ -355,6 +418,9 @@ func (s *shellScan) word(w *syntax.Word) shWord {
 		switch p := p.(type) {
 		case *syntax.ParamExp:
 			v, ok = s.param(p)
+			if ok && s.loopGlobs[p.Param.Value] {
+				out.glob = true // a name the loop's pattern matched
+			}
 		case *syntax.CmdSubst:
 			v, ok = s.echoed(p)
 		case *syntax.ArithmExp:
@@ -652,6 +718,7 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			return
 		case base == "xargs" || base == "parallel":
 			rest := skipOptions(args, argsWith[base])
+			exact := base == "xargs" && len(rest) > 0 && xargsExact(args[:len(args)-len(rest)])
 			if len(rest) == 0 {
 				rest = []shWord{{text: "echo", lit: true}}
 			}
@@ -681,7 +748,7 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 				}
 			}
 			if fromInput {
-				rest = append(rest[:len(rest):len(rest)], shWord{text: "{input}"})
+				rest = append(rest[:len(rest):len(rest)], shWord{text: "{input}", input: exact})
 			}
 			ws = rest
 		case argsWith[base] != "" || base == "nohup" || base == "setsid" || base == "command" || base == "builtin" ||
@@ -753,6 +820,52 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 	}
 }
 
+// xargsExact reports xargs options (the words before the command) under
+// which every name it reads from its input reaches the command exactly as
+// printed: -0/--null (items end at NUL, no blanks or quotes split or join
+// them), and otherwise only -r, -t, -x and the limits -n, -P, -L, -s
+// (xargs(1) GNU findutils). -I/-i (the name is placed inside other words),
+// -a (names from a file), -d, -E, -e and any other option are not.
+func xargsExact(own []shWord) bool {
+	null := false
+	for i := 0; i < len(own); i++ {
+		t := own[i].text
+		if !own[i].lit {
+			return false
+		}
+		if strings.HasPrefix(t, "--") {
+			name, _, hasVal := strings.Cut(t[2:], "=")
+			switch name {
+			case "null":
+				null = true
+			case "no-run-if-empty", "verbose", "exit":
+			case "max-args", "max-procs", "max-lines", "max-chars":
+				if !hasVal {
+					i++
+				}
+			default:
+				return false
+			}
+			continue
+		}
+		for j := 1; j < len(t); j++ {
+			switch t[j] {
+			case '0':
+				null = true
+			case 'r', 't', 'x':
+			case 'n', 'P', 'L', 's':
+				if j == len(t)-1 {
+					i++
+				}
+				j = len(t)
+			default:
+				return false
+			}
+		}
+	}
+	return null
+}
+
 // inline parses text that a wrapper runs as a script (sh -c, eval, su -c).
 func (s *shellScan) inline(w shWord, depth int) {
 	if w.expanded {
@@ -804,7 +917,9 @@ func (s *shellScan) leaf(name string, args []shWord, redirs []*syntax.Redirect, 
 	}
 	c.cmd.Env = s.cmdEnv
 	s.files(&c.cmd, args, redirs)
+	c.idx = -1
 	if len(s.cmds) < maxShellCommands {
+		c.idx = len(s.cmds)
 		s.cmds = append(s.cmds, c.cmd)
 	}
 	s.collect = append(s.collect, c)
@@ -1092,6 +1207,7 @@ func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
 	flat(b.Y)
 	fetched := false
 	payload, known := "", false
+	var before []scanned // the commands of the stage before
 	for i, st := range stages {
 		var cmds []scanned
 		syntax.Walk(st, func(n syntax.Node) bool {
@@ -1103,6 +1219,11 @@ func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
 		nextKnown := false
 		for _, c := range cmds {
 			name, args := c.cmd.Name, c.cmd.Args
+			// xargs -0 fed names the stage before lists, each inside the
+			// workspace and no secret's: the command reads only those.
+			if c.cmd.inputReadOnly && c.idx >= 0 && len(before) == 1 && before[0].cmd.listsNames && before[0].cmd.ReadOnly {
+				s.cmds[c.idx].ReadOnly = true
+			}
 			if i > 0 {
 				if (shells[name] || interpreters[interpreterName(name)]) && readsCodeText(name, args) {
 					if fetched {
@@ -1142,6 +1263,7 @@ func (s *shellScan) pipeline(b *syntax.BinaryCmd, depth int) {
 			}
 		}
 		known = nextKnown
+		before = cmds
 	}
 }
 

@@ -115,6 +115,7 @@ var envExecRules = []envExecRule{
 	{name: "WGETRC", source: "wget(1)"},
 	{name: "GNUPGHOME", source: "gpg(1)"},
 	{name: "TMPDIR", source: "programs create and run files there (mktemp, compilers)"},
+	{name: "RIPGREP_CONFIG_PATH", source: "rg(1) CONFIGURATION FILES: flags such as --pre=COMMAND"},
 }
 
 // envExec returns the rule that makes setting name shell.env_exec, if any.

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -166,6 +167,29 @@ func reachesSecrets(p, workspace string) bool {
 	return secretPathIn(c, workspace)
 }
 
+// insideWorkspace reports a path that stays inside the policy's workspace
+// as a command sees it: relative (the workspace is the working directory)
+// without climbing out, or absolute below the workspace. A path through a
+// link (/proc/self/cwd, a possibly-linked ".." step, ~) is not, nor is any
+// path when the policy names no workspace.
+func (s *shellScan) insideWorkspace(p string) bool {
+	if s.workspace == "" || p == "" || strings.HasPrefix(p, "~") || strings.Contains(p, `\`) {
+		return false
+	}
+	c := shellPath(p)
+	if c != path.Clean(p) {
+		return false // /proc's view of another root or working directory
+	}
+	f, tags := ClassifyPath(p, s.workspace)
+	if f.OutsideWorkspace || f.Secret || slices.ContainsFunc(tags, func(t string) bool { return t != "path" }) {
+		return false // path.traversal, path.unresolved, path.network among them
+	}
+	if strings.HasPrefix(c, "/") {
+		return underAny(c, path.Clean(s.workspace))
+	}
+	return c != ".." && !strings.HasPrefix(c, "../")
+}
+
 // systemDirs are the directories whose programs are the system's own.
 var systemDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin")
 
@@ -218,21 +242,36 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 	for _, w := range append(reads[:len(reads):len(reads)], writes...) {
 		s.uncOpen(w)
 	}
+	fromInput := false
+	for _, w := range u.operands {
+		if w.input {
+			fromInput = true
+			if p == nil || !inputOperands[p.operands] {
+				ro = false // uniq, cp, tee: a name from the input may be written
+			}
+		}
+	}
 	for _, w := range reads {
 		c.Reads = append(c.Reads, w.text)
+		if w.input {
+			continue // judged with the stage that prints the names
+		}
 		if !w.lit {
 			ro = false // a file rein cannot name could be any file
 			continue
 		}
-		if s.secret(w.text) || w.glob && s.globSecret(w.text) || u.caps&capRecurse != 0 && reachesSecrets(w.text, s.workspace) {
+		recursive := u.caps&capRecurse != 0
+		inside := s.insideWorkspace(w.text)
+		if s.secret(w.text) || w.glob && s.globSecret(w.text) || recursive && !inside && reachesSecrets(w.text, s.workspace) {
 			s.tags["shell.secrets"] = true
 			ro = false
-		} else if u.caps&capRecurse != 0 && !u.included {
-			// A recursive read of any other folder reads its hidden files
-			// too: the workspace's own .env, .git/config, a .npmrc. rein
-			// cannot see what the folder holds, so it is no plain read,
-			// unless --include narrows it to names that are no secret (each
-			// include glob is one of the reads judged above).
+		} else if recursive && !u.included && !inside {
+			// A recursive read of a folder outside the workspace reads
+			// whatever lies below it, and rein cannot see what that is, so
+			// it is no plain read, unless --include narrows it to names
+			// that are no secret (each include glob is one of the reads
+			// judged above). Inside the workspace the folder is the
+			// agent's own tree (grep -rn TODO src, rg TODO).
 			ro = false
 		}
 	}
@@ -241,12 +280,116 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 		s.wrote(w)
 		ro = false
 	}
-	for name := range c.Env {
+	for name, v := range c.Env {
 		if _, ok := envExec(name); ok {
 			ro = false
 		}
+		if localeVar(name) && strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@-:") != "" {
+			ro = false
+		}
 	}
-	c.ReadOnly = ro
+	c.ReadOnly = ro && !fromInput
+	c.inputReadOnly = ro && fromInput
+	c.listsNames = ro && s.listsNames(c.Name, args, u)
+}
+
+// localeVar reports the variables that choose a locale (locale(7): LANG,
+// LANGUAGE and the LC_ categories). LC_ALL=C only changes how text sorts
+// and prints; a value with a "/" is a path glibc loads locale files from
+// (setlocale(3)), so only a name of letters, digits and "_.@-" (and ":"
+// between LANGUAGE's names) keeps a command read-only.
+func localeVar(name string) bool {
+	return name == "LANG" || name == "LANGUAGE" || strings.HasPrefix(name, "LC_")
+}
+
+// inputOperands are the operand roles under which a name from xargs is at
+// most read: files read, folders listed, a pattern then files, text.
+var inputOperands = map[operandRole]bool{opRead: true, opList: true, opPattern: true, opNone: true, opProgram: true}
+
+// listsNames reports a read-only command that prints, NUL-separated, only
+// names of files inside the workspace that no secret's name can match, each
+// beginning with a starting point written on its command line (so never an
+// option):
+//   - find with starting points inside the workspace and an expression of
+//     tests joined by "and" only, -print0 its only action, and a -name or
+//     -iname whose glob matches no secret's name (find(1));
+//   - grep -l or -L with -Z/--null, recursive, narrowed by --include to
+//     names that are no secret, with folders inside the workspace named
+//     (grep(1): -r without a folder prints bare names).
+func (s *shellScan) listsNames(name string, args []shWord, u programUse) bool {
+	inside := func(ws []shWord) bool {
+		for _, w := range ws {
+			if !w.lit || w.glob || strings.HasPrefix(w.text, "-") || !s.insideWorkspace(w.text) {
+				return false
+			}
+		}
+		return true
+	}
+	switch name {
+	case "find":
+		if !inside(u.operands) {
+			return false
+		}
+		print0, narrowed := false, false
+		for i, a := range args {
+			switch a.text {
+			case "-o", "-or", ",", "!", "-not", "(", ")", "-print", "-printf", "-ls", "-fprint", "-fprint0",
+				"-fprintf", "-fls", "-exec", "-execdir", "-ok", "-okdir", "-delete", "-prune", "-quit":
+				return false
+			case "-print0":
+				print0 = true
+			case "-name", "-iname":
+				if i+1 < len(args) && args[i+1].lit && !s.globSecret(args[i+1].text) && !s.secret(args[i+1].text) &&
+					!strings.HasPrefix(args[i+1].text, ".") {
+					narrowed = true
+				}
+			}
+		}
+		return print0 && narrowed
+	case "grep":
+		p := programs["grep"]
+		if !u.included || u.caps&capRecurse == 0 || !shortOrLong(p, args, 'Z', "null") ||
+			!shortOrLong(p, args, 'l', "files-with-matches") && !shortOrLong(p, args, 'L', "files-without-match") {
+			return false
+		}
+		files := u.operands
+		if !shortOrLong(p, args, 'e', "regexp") && !shortOrLong(p, args, 'f', "file") && len(files) > 0 {
+			files = files[1:]
+		}
+		return len(files) > 0 && inside(files)
+	}
+	return false
+}
+
+// shortOrLong reports whether a command's arguments set an option, as a
+// short letter in a group (stopping at a letter that takes a value) or by
+// its long name before "--".
+func shortOrLong(p *program, args []shWord, short byte, long string) bool {
+	for _, a := range args {
+		t := a.text
+		if t == "--" {
+			return false
+		}
+		if name, ok := strings.CutPrefix(t, "--"); ok {
+			name, _, _ = strings.Cut(name, "=")
+			if name == long {
+				return true
+			}
+			continue
+		}
+		if !strings.HasPrefix(t, "-") {
+			continue
+		}
+		for j := 1; j < len(t); j++ {
+			if t[j] == short {
+				return true
+			}
+			if o, ok := shortOption(p.options(), t[j]); ok && (o.value || o.optValue) {
+				break
+			}
+		}
+	}
+	return false
 }
 
 // uncOpen tags a file a command opens on another host: a UNC path in any

@@ -35,3 +35,142 @@ func TestArithmeticOnLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestProofsOfHarmlessness: each proof of read-only (risk.md, "Read-only
+// programs proven by their table") in several spellings, next to the near
+// misses that must stay unproven: an option that writes or runs, an
+// unknown option, a read outside the workspace, a name from input rein
+// cannot bound.
+func TestProofsOfHarmlessness(t *testing.T) {
+	const ws = "/srv/agent"
+	for _, c := range []struct {
+		src      string
+		readOnly bool
+	}{
+		// grep -r and rg inside the workspace.
+		{"grep -rn TODO src", true},
+		{"grep -r TODO", true},
+		{"grep -R --line-number 'func main' .", true},
+		{"grep -rn TODO /srv/agent/internal", true},
+		{"grep -d recurse TODO src", true},
+		{"grep -r key ../other", false},
+		{"grep -r key /srv/other", false},
+		{"grep -r key ~", false},
+		{"grep -r key /etc", false},
+		{"grep -rn TODO /proc/self/cwd", false},
+		{"grep -r x /var/run/../../srv/agent", false},
+		{"grep -r x --include=.env* .", false},
+		{"rg TODO", true},
+		{"rg -n 'fn main' src", true},
+		{"rg -i --type go todo", true},
+		{"rg -l TODO -g '*.go'", true},
+		{"rg --hidden TODO", false},
+		{"rg -uu TODO", false},
+		{"rg --no-ignore TODO", false},
+		{"rg -L TODO", false},
+		{"rg --pre cat TODO", false}, // not --pretty: ripgrep takes no abbreviations
+		{"rg --pre=cat TODO", false},
+		{"rg -z TODO", false},
+		{"rg -g .env KEY", false},
+		{"RIPGREP_CONFIG_PATH=rc rg TODO", false},
+		{"rg --iglob '*.PEM' KEY", false},
+		{"rg TODO ~/.config", false},
+		// xargs -0 fed names a proven stage lists inside the workspace.
+		{"find . -name '*.go' -print0 | xargs -0 wc -l", true},
+		{"find src -type f -name '*.py' -print0 | xargs -0 grep -n import", true},
+		{"find . -name '*.go' -print0 | xargs --null -r -n 10 head -5", true},
+		{"grep -rlZ --include='*.go' TODO src | xargs -0 wc -l", true},
+		{"find . -name '*.go' | xargs wc -l", false},         // blanks in names split them
+		{"find . -name '*.go' -print0 | xargs -0 rm", false}, // xargs rm
+		{"find . -name '*.go' -print0 | xargs -0 sort -o x", false},
+		{"find . -name '*.go' -print0 | xargs -0 uniq", false}, // the second name is written
+		{"find . -name '*.go' -print0 | xargs -0 -I{} cat {}", false},
+		{"find . -name '*.go' -print0 | xargs -0 -a list cat", false},
+		{"find . -name '.env' -print0 | xargs -0 cat", false},
+		{"find . -name '*' -print0 | xargs -0 cat", false},
+		{"find . -name '*.pem' -print0 | xargs -0 cat", false},
+		{"find / -name '*.go' -print0 | xargs -0 cat", false},
+		{"find .. -name '*.go' -print0 | xargs -0 cat", false},
+		{"find . -name '*.go' -o -name .env -print0 | xargs -0 cat", false},
+		{"find . -name '*.go' -printf '/etc/shadow\\0' | xargs -0 cat", false},
+		{"grep -rlZ TODO src | xargs -0 cat", false},              // no --include: .env may match
+		{"grep -rlZ --include='*.go' TODO | xargs -0 cat", false}, // bare names may read as options
+		{"cat list | xargs -0 cat", false},
+		{"echo /etc/shadow | xargs cat", false},
+		{"xargs -0 cat < list", false},
+		// for loops over literal items, each value judged.
+		{`for f in *.go; do wc -l "$f"; done`, true},
+		{"for f in a.txt b.txt; do head -3 $f; done", true},
+		{`for f in src/*.go; do grep -n TODO "$f"; done`, true},
+		{`for i in 1 2 3; do echo "$i"; done`, true},
+		{`for i in {1..4}; do echo "line $i"; done`, true},
+		{`for f in .*; do cat "$f"; done`, false},
+		{`for f in *; do cat "$f"; done`, false},
+		{`for f in ~/.ssh/*; do cat "$f"; done`, false},
+		{`for f in a .env; do cat "$f"; done`, false},
+		{"for d in /etc /root; do ls $d; done", false},
+		{`for f in *.go; do rm "$f"; done`, false},
+		{"for f in $(ls); do cat $f; done", false},
+		{"for PATH in /tmp; do ls; done", false},
+		// $((…)) on literals, locale prefixes.
+		{"head -n $((5*4)) README.md", true},
+		{"LC_ALL=C sort a.txt", true},
+		{"LC_ALL=C.UTF-8 LANG=en_US.UTF-8 sort -u a.txt", true},
+		{"LANGUAGE=en:de grep -c x a.txt", true},
+		{"LC_ALL=/tmp/x sort a.txt", false},
+		{"LC_ALL=$L sort a.txt", false},
+		// Filters proven by their table.
+		{"sort -k2 -n data.tsv | uniq -c", true},
+		{"sort -o out.txt a.txt", false},
+		{"sort --outp=x a.txt", false},
+		{"sort --compress-program=sh a.txt", false},
+		{"du -sh node_modules", true},
+		{"du -sh ~/.ssh", false},
+		{"cut -d, -f2 data.csv", true},
+		{"cut -d: -f1 ~/.netrc", false},
+		{"tr -d '\\r' < a.txt", true},
+		{"tr a-z A-Z < ~/.aws/credentials", false},
+		{"uniq -c sorted.txt", true},
+		{"uniq a.txt b.txt", false},
+		{"wc -l go.mod", true},
+		{"wc --files0-from=list", true},    // counts of the files list names
+		{"sort --files0-from=list", false}, // their lines
+		{"head -20 main.go", true},
+		{"tail -n 5 go.sum", true},
+		{"tail -n 5 ~/.bash_history", false},
+		// jq without file-writing or environment-reading filters.
+		{"jq .name package.json", true},
+		{"jq -r '.dependencies | keys[]' package.json", true},
+		{"jq -c --arg v 1 '.[] | select(.v == $v)' data.json", true},
+		{"jq --rawfile notes notes.txt -n '$notes'", true},
+		{"jq -n env", false},
+		{"jq -n '$ENV.AWS_SECRET_ACCESS_KEY'", false},
+		{`jq '"\(env.HOME)"' a.json`, false},
+		{"jq --rawfile k ~/.ssh/id_rsa -n '$k'", false},
+		{"jq --slurpfile k ~/.docker/config.json -n '$k'", false},
+		{"jq -L /tmp 'import \"x\" as x; .' a.json", false},
+		{"jq -f prog.jq a.json", false},
+		{"jq . ~/.kube/config", false},
+		// find, awk and sed near misses.
+		{"find . -name '*.go' -fprint out", false},
+		{"awk '{system(\"id\")}' a.txt", false},
+		{"awk '{print > \"out\"}' a.txt", false},
+		{"sed -i s/a/b/ a.txt", false},
+		{"sed 'w out' a.txt", false},
+		{"sed '1e id' a.txt", false},
+		{"sed -n '1,5p' a.txt", true},
+		{"awk -F, '{print $2}' data.csv", true},
+	} {
+		f, tags := classifyShell(c.src, ws)
+		ro := len(f.Commands) > 0 && len(f.Writes) == 0
+		for _, cmd := range f.Commands {
+			ro = ro && cmd.ReadOnly && cmd.Resolved
+		}
+		for _, tg := range tags {
+			ro = ro && tg == "shell"
+		}
+		if ro != c.readOnly {
+			t.Errorf("%s: proven read-only %v, want %v (tags %v, commands %+v)", c.src, ro, c.readOnly, tags, f.Commands)
+		}
+	}
+}
