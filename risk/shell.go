@@ -1072,9 +1072,13 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 			s.tags["shell.exec_config"] = true // planting keys or start-up code
 		}
 	}
+	texts := programTexts(name, args)
 	for i, a := range args {
 		if i > 0 && (name == "ssh" || name == "scp" || name == "sftp") && (args[i-1].text == "-i" || args[i-1].text == "-F") {
 			continue // the key or config ssh uses, not a read of it
+		}
+		if texts[i] {
+			continue // a program text or a find test, not a file it opens
 		}
 		v := a.text
 		if strings.HasPrefix(v, "-") {
@@ -1089,6 +1093,65 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 		}
 	}
 }
+
+// programTexts marks the arguments of a command that are text its program
+// reads as code or patterns, not files it opens: awk's and sed's program
+// text (the first operand when no -f or -e gives it), jq's filter, and the
+// words of find's expression (-path '*/x/*', -regex '.*/etc/.*'). The files
+// these programs do open are judged from their table (files), so such a
+// word is not also judged as a path: awk '/GET/ {print}' reads no /GET/.
+func programTexts(name string, args []shWord) map[int]bool {
+	out := map[int]bool{}
+	switch p := programFor(name); {
+	case name == "find":
+		expr := false
+		for i, a := range args {
+			t := a.text
+			if i > 0 && args[i-1].text == "-files0-from" {
+				continue // a file find reads: judged as a read
+			}
+			expr = expr || a.lit && (strings.HasPrefix(t, "-") && t != "-" && !(t == "-H" || t == "-L" || t == "-P") ||
+				t == "(" || t == "!")
+			if expr && a.lit {
+				out[i] = true
+			}
+		}
+	case p != nil && (p.operands == opProgram || name == "jq"):
+		if name == "jq" {
+			for i := range args {
+				if i > 0 && jqNamed[args[i-1].text] || i > 1 && (args[i-2].text == "--arg" || args[i-2].text == "--argjson") {
+					out[i] = true // a variable's name, or a value that is text
+				}
+			}
+			for i, a := range args {
+				if a.lit && !strings.HasPrefix(a.text, "-") && !(i > 0 && (jqValued[args[i-1].text] || jqNamed[args[i-1].text])) &&
+					!(i > 1 && jqNamed[args[i-2].text]) {
+					out[i] = true // the filter
+					break
+				}
+			}
+			break
+		}
+		u := p.use(args)
+		if len(u.operands) == 0 || u.optCaps&capExec != 0 {
+			break // -e or -f gave the program: every operand is a file
+		}
+		for i := range args {
+			if args[i].node == u.operands[0].node && args[i].text == u.operands[0].text {
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// jqValued are jq's options followed by one value, jqNamed those followed
+// by a name and a value (jq(1) 1.7).
+var (
+	jqValued = set("-f", "--from-file", "--indent", "-L")
+	jqNamed  = set("--arg", "--argjson", "--slurpfile", "--rawfile")
+)
 
 // changesOnlyMetadata are programs that act on files without reading their
 // contents (names, modes, owners, links, whole devices), so a secret path

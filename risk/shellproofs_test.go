@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -171,6 +172,37 @@ func TestProofsOfHarmlessness(t *testing.T) {
 		}
 		if ro != c.readOnly {
 			t.Errorf("%s: proven read-only %v, want %v (tags %v, commands %+v)", c.src, ro, c.readOnly, tags, f.Commands)
+		}
+	}
+}
+
+// TestProgramTextIsNoPath: an awk or sed program, a jq filter and the words
+// of find's expression are text, not files the command opens, so a slash in
+// them reads no secret; the files these programs do open still do.
+func TestProgramTextIsNoPath(t *testing.T) {
+	for _, c := range []struct {
+		src    string
+		secret bool
+	}{
+		{"awk '/GET/ {print $2}' logs/access.log", false},
+		{"awk '/etc/shadow/ {n++} END {print n}' logs/audit.log", false},
+		{"sed -n '/\\/root\\//p' logs/app.log", false},
+		{"find . -path '*/cart/*.go' -or -name '*_test.go'", false},
+		{"find . -name '*.py' -not -path '*/site-packages/*'", false},
+		{"jq '.paths[\"/etc/x\"]' data.json", false},
+		{"jq --arg p /etc/x '.[$p]' data.json", false},
+		{"awk '{print}' /etc/shadow", true},
+		{"awk -f prog.awk ~/.ssh/id_rsa", true},
+		{"sed -e p ~/.netrc", true},
+		{"jq . ~/.aws/credentials.json", true},
+		{"jq --rawfile k ~/.ssh/id_rsa -n '$k'", true},
+		{"find ~/.ssh -name '*.pub'", true},
+		{"find . -files0-from ~/.ssh/id_rsa", true},
+		{"find . -exec cat ~/.ssh/id_rsa \\;", true},
+	} {
+		_, tags := classifyShell(c.src, "/srv/agent")
+		if got := slices.Contains(tags, "shell.secrets"); got != c.secret {
+			t.Errorf("%s: secret read %v, want %v (tags %v)", c.src, got, c.secret, tags)
 		}
 	}
 }
