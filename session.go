@@ -47,6 +47,17 @@ type SandboxStart struct {
 	Workspace string   `json:"workspace"`
 	Command   []string `json:"command"`
 	Features  string   `json:"features"`
+	// Agent is the agent CLI rein run recognised in the command ("claude",
+	// "codex"; "" for any other command); Hooks whether it wired its hooks
+	// to rein through the run's relay; Credentials the names (never the
+	// values) of the variables that carry its model credential inside;
+	// ModelEndpoint the model endpoint on this machine (host:port) that the
+	// person configured and rein run forwards to, "" when the model is
+	// reached through the egress proxy.
+	Agent         string   `json:"agent,omitempty"`
+	Hooks         bool     `json:"hooks,omitempty"`
+	Credentials   []string `json:"credentials,omitempty"`
+	ModelEndpoint string   `json:"model_endpoint,omitempty"`
 }
 
 // SandboxEnd is what rein run says when the contained command ended.

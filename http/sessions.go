@@ -85,7 +85,7 @@ func (s *Server) sandboxEvent(w http.ResponseWriter, r *http.Request, key *rein.
 		rein.SandboxStart
 		rein.SandboxEnd
 	}
-	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, exit_status, duration_ms, quarantined"); err != nil {
+	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, agent, hooks, credentials, model_endpoint, exit_status, duration_ms, quarantined"); err != nil {
 		return err
 	}
 	switch v.Event {

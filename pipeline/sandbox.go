@@ -24,9 +24,16 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 	now := p.now()
 	sb := &rein.Sandbox{Profile: st.Profile, FS: "workspace", Net: "proxied", Workspace: st.Workspace, Command: st.Command,
 		Features: st.Features, KeyID: key.ID, StartedAt: now}
-	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxStarted, Actor: key.Name, Subject: id,
-		Data: map[string]any{"session": id, "profile": st.Profile, "workspace": st.Workspace, "command": st.Command,
-			"features": st.Features, "fs": sb.FS, "net": sb.Net}}
+	data := map[string]any{"session": id, "profile": st.Profile, "workspace": st.Workspace, "command": st.Command,
+		"features": st.Features, "fs": sb.FS, "net": sb.Net}
+	if st.Agent != "" {
+		credentials := st.Credentials
+		if credentials == nil {
+			credentials = []string{}
+		}
+		data["agent"], data["hooks"], data["credentials"], data["model_endpoint"] = st.Agent, st.Hooks, credentials, st.ModelEndpoint
+	}
+	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxStarted, Actor: key.Name, Subject: id, Data: data}
 	s, err := p.Store.ContainSession(ctx, key.Tenant, id, key.Name, sb, e)
 	switch {
 	case rein.ErrorCode(err) == rein.ECodeConflict:

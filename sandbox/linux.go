@@ -50,12 +50,13 @@ const (
 
 // inner is what the rein process inside the sandbox is told.
 type inner struct {
-	Socket    string   `json:"socket"`
-	Port      int      `json:"port"`
-	Read      []string `json:"read"`
-	Write     []string `json:"write"`
-	Command   []string `json:"command"`
-	Workspace string   `json:"workspace"`
+	Socket    string    `json:"socket"`
+	Port      int       `json:"port"`
+	Forward   []Forward `json:"forward,omitempty"`
+	Read      []string  `json:"read"`
+	Write     []string  `json:"write"`
+	Command   []string  `json:"command"`
+	Workspace string    `json:"workspace"`
 }
 
 // Command builds the contained run: bubblewrap builds a new root from
@@ -109,7 +110,18 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 		args = append(args, "--ro-bind", masked, p)
 	}
 	args = append(args, "--ro-bind", s.Self, insideSelf, "--bind", filepath.Dir(s.ProxySocket), insideRun)
-	for _, kv := range Env(s.Profile, s.Environ, insideHome, s.ProxyPort) {
+	for _, f := range s.Files {
+		args = append(args, "--ro-bind", f.Src, f.Dst)
+		read = append(read, f.Dst)
+	}
+	var forward []Forward
+	for _, f := range s.Forward {
+		if filepath.Dir(f.Socket) != filepath.Dir(s.ProxySocket) {
+			return nil, fmt.Errorf("the socket %s is not in the run's directory %s", f.Socket, filepath.Dir(s.ProxySocket))
+		}
+		forward = append(forward, Forward{Port: f.Port, Socket: filepath.Join(insideRun, filepath.Base(f.Socket))})
+	}
+	for _, kv := range append(Env(s.Profile, s.Environ, insideHome, s.ProxyPort), s.Pass...) {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
@@ -118,7 +130,7 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 		dir = s.Workspace
 	}
 	args = append(args, "--chdir", dir)
-	in := inner{Socket: filepath.Join(insideRun, filepath.Base(s.ProxySocket)), Port: s.ProxyPort, Read: read,
+	in := inner{Socket: filepath.Join(insideRun, filepath.Base(s.ProxySocket)), Port: s.ProxyPort, Forward: forward, Read: read,
 		Write: []string{s.Workspace, "/tmp", insideHome}, Command: s.Command, Workspace: s.Workspace}
 	spec, _ := json.Marshal(in)
 	args = append(args, "--", insideSelf, initCommand, string(spec))
@@ -212,6 +224,14 @@ func Init(spec string) int {
 		return 2
 	}
 	go forward(l, in.Socket)
+	for _, f := range in.Forward {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(f.Port))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "rein run: cannot listen inside on 127.0.0.1:%d: %v\n", f.Port, err)
+			return 2
+		}
+		go forward(l, f.Socket)
+	}
 
 	rules := []landlock.Rule{
 		landlock.RODirs("/.rein").IgnoreIfMissing(),
@@ -271,8 +291,8 @@ func Init(spec string) int {
 	return 0
 }
 
-// forward carries every connection to the proxy port inside to the egress
-// proxy's Unix socket outside.
+// forward carries every connection to a port inside (the egress proxy's,
+// the hooks' relay's, a model endpoint's) to its Unix socket outside.
 func forward(l net.Listener, socket string) {
 	for {
 		c, err := l.Accept()

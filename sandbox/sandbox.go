@@ -34,6 +34,29 @@ type Spec struct {
 	// Self is the rein binary, run inside as the contained command's parent
 	// to apply Landlock and seccomp and to carry the proxy's port.
 	Self string
+	// Forward are further loopback ports inside, each carried to a Unix
+	// socket of rein run's in the same directory as ProxySocket: the relay
+	// of the agent's hooks, a model endpoint on this machine.
+	Forward []Forward
+	// Files are files of the caller's shown read only inside, at a path of
+	// their own (an agent's managed settings).
+	Files []File
+	// Pass are variables (KEY=VALUE) set inside as they are, after the
+	// profile's filter: what rein run chose for a known agent CLI (its
+	// model credential and settings), never the caller's environment as a
+	// whole.
+	Pass []string
+}
+
+// Forward carries connections to 127.0.0.1:Port inside to Socket outside.
+type Forward struct {
+	Port   int
+	Socket string
+}
+
+// File is Src of the caller's, read only at Dst inside.
+type File struct {
+	Src, Dst string
 }
 
 // Features is what the kernel offers, and what a contained run needs.
@@ -153,7 +176,9 @@ func Env(p Profile, environ []string, home string, proxyPort int) []string {
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 		out = append(out, k+"="+proxy)
 	}
-	out = append(out, "NO_PROXY=", "no_proxy=")
+	// Loopback inside is the sandbox's own: it holds only rein's forwarders
+	// and what the command itself starts, never a host outside.
+	out = append(out, "NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
 	sort.Strings(out)
 	return out
 }

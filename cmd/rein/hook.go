@@ -78,7 +78,7 @@ func runHookClaudeCode(ctx context.Context, e *env, args []string) int {
 		return deny(err.Error())
 	}
 	c := newClient()
-	if c.Key == "" {
+	if c.Key == "" && !insideRun() {
 		return deny("no API key: set REIN_KEY to an agent key in Claude Code's environment, or pass --key")
 	}
 	ctx, cancel := context.WithTimeout(ctx, *wait+hookSlack)
@@ -219,7 +219,7 @@ func runHookCodex(ctx context.Context, e *env, args []string) int {
 		return deny(err.Error())
 	}
 	c := newClient()
-	if c.Key == "" {
+	if c.Key == "" && !insideRun() {
 		return deny("no API key: set REIN_KEY to an agent key in Codex's environment, or pass --key")
 	}
 	ctx, cancel := context.WithTimeout(ctx, *wait+hookSlack)
@@ -241,3 +241,7 @@ func runHookCodex(ctx context.Context, e *env, args []string) int {
 	// the tool input without Codex's description (CodexInput.Check).
 	return answer(hook.AnswerCodex(in.HookEventName, res.Answer(req.Args), mode))
 }
+
+// insideRun reports whether the hook runs inside rein run's containment,
+// where it holds no key: the run's relay (--server) adds the run's own.
+func insideRun() bool { return os.Getenv("REIN_CONTAINED") == "1" }

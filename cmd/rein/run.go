@@ -58,6 +58,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	profile := fs.String("profile", "coding", "containment profile: "+profileNames())
 	workspace := fs.String("workspace", "", "the directory the command may read and write (default: the current directory)")
 	session := fs.String("session", "", "the rein session the run's checks belong to (default: a new one)")
+	hooks := fs.Bool("hooks", true, "wire the hooks of a Claude Code (claude) COMMAND to rein, in the run's session (--hooks=false: containment only)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -156,8 +157,15 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	go proxy.Serve(l)
 	defer l.Close()
 
+	agent, err := containAgent(command, os.Environ(), private, sockDir, c, *session, *hooks)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		return exitUsage
+	}
+	defer agent.Close()
+
 	spec := sandbox.Spec{Profile: prof, Workspace: ws, Dir: cwd, Command: command, Environ: os.Environ(), Private: private,
-		ProxySocket: sock, ProxyPort: 3128, Self: self}
+		ProxySocket: sock, ProxyPort: 3128, Self: self, Forward: agent.forward, Files: agent.files, Pass: agent.pass}
 	cmd, err := sandbox.Command(spec, features, walls)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
@@ -167,7 +175,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	// The session starts contained, so that policy sees sandbox.contained
 	// in its checks: rein refuses a session that already ran outside.
 	if _, err := c.StartSandbox(ctx, *session, client.SandboxStart{Profile: prof.Name, Workspace: ws, Command: command,
-		Features: features.String()}); err != nil {
+		Features: features.String(), Agent: agent.record.Agent, Hooks: agent.record.Hooks, Credentials: agent.record.Credentials,
+		ModelEndpoint: agent.record.ModelEndpoint}); err != nil {
 		return fail(e, "rein run", err)
 	}
 	start := time.Now()
