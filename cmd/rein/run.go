@@ -21,17 +21,28 @@ import (
 
 func init() {
 	register(&command{name: "run", summary: "run a command (an agent, a build) contained: files of its workspace only, network only through rein",
-		args: "[--profile NAME] [--workspace DIR] [--session S] -- COMMAND [ARG...]",
+		args: "[--profile NAME] [--workspace DIR] [--session S] [--hooks=false] -- COMMAND [ARG...]",
 		example: `  export REIN_KEY=rein_...   # the agent's key; the contained command never sees it
   rein run -- make test
-  rein run --workspace ~/src/app --session fix-42 -- claude -p "fix the failing test"
   rein run --profile coding -- sh -c 'go build ./... && go test ./...'
+  export ANTHROPIC_API_KEY=sk-ant-...   # Claude Code's own credential: passes to claude only
+  rein run --workspace ~/src/app --session fix-42 -- claude -p "fix the failing test"
+  rein run --hooks=false -- claude -p "fix the failing test" --dangerously-skip-permissions
 
 Inside, the command reads and writes its workspace (secrets such as .env are
 masked, files that arm later execution such as .git/hooks are read only),
 reads the system paths of the profile, and reaches the network only through
 rein's egress proxy: every new destination is a net.connect check. The exit
-status is the command's; 2 when containment cannot be set up.`,
+status is the command's; 2 when containment cannot be set up.
+
+For claude (Claude Code), rein run also wires its hooks to rein: every tool
+call is a check in the run's session, through a relay of the run that adds
+its key (the hooks hold none) and forwards nothing but hook checks. Its
+model credential passes (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or
+CLAUDE_CODE_OAUTH_TOKEN; OPENAI_API_KEY or CODEX_API_KEY for codex), and a
+model endpoint on this machine named by ANTHROPIC_BASE_URL or
+OPENAI_BASE_URL (http://127.0.0.1:4000) is forwarded to, exactly that one.
+See docs/containment.md.`,
 		run: runRun})
 	register(&command{name: sandboxInit, summary: "(internal) the contained side of rein run", run: func(_ context.Context, e *env, args []string) int {
 		if len(args) != 1 {

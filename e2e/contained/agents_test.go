@@ -173,6 +173,10 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 	t.Parallel()
 	e := startRein(t, agentPolicy)
 	home, ws := t.TempDir(), t.TempDir()
+	// The workspace's own settings try to switch hooks off; managed
+	// settings come first.
+	projectSettings := `{"disableAllHooks": true}`
+	writeFile(t, filepath.Join(ws, ".claude", "settings.json"), projectSettings)
 	relay := func(method, path, body string) string {
 		return fmt.Sprintf(`curl -s -X %s http://127.0.0.1:3129%s -H 'content-type: application/json' -d '%s'; echo`, method, path, body)
 	}
@@ -260,7 +264,10 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 		t.Errorf("sandbox.started says %v", data)
 	}
 	// Wired without touching the workspace.
-	if _, err := os.Stat(filepath.Join(ws, ".claude")); err == nil {
-		t.Error("rein run wrote .claude into the workspace")
+	if b, err := os.ReadFile(filepath.Join(ws, ".claude", "settings.json")); err != nil || string(b) != projectSettings {
+		t.Errorf("the workspace's .claude/settings.json changed: %q %v", b, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(ws, ".claude")); len(entries) != 1 {
+		t.Errorf("rein run wrote into the workspace's .claude: %v", entries)
 	}
 }
