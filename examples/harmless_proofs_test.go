@@ -100,3 +100,21 @@ func TestSamplePolicyAllowsProvenReads(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplePolicyRefusesHiddenEvaluation: shell evaluation hidden in
+// assignments, values whose scope rein cannot follow, wrappers that write
+// or change folder by their own options, and unique prefixes of long
+// options (risk/testdata/shell_assign_attacks.json) never run unasked.
+func TestSamplePolicyRefusesHiddenEvaluation(t *testing.T) {
+	set := samplePolicy(t)
+	var attacks []struct{ Src, Why string }
+	readJSON(t, "../risk/testdata/shell_assign_attacks.json", &attacks)
+	if len(attacks) < 60 {
+		t.Fatalf("the class has %d cases; it must keep at least 60", len(attacks))
+	}
+	for _, a := range attacks {
+		if sim := bashDecision(t, set, a.Src); sim.Decision == rein.Allow {
+			t.Errorf("%q (%s): allowed by %q, risk %v", a.Src, a.Why, sim.Rule, sim.Risk)
+		}
+	}
+}

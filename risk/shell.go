@@ -134,15 +134,21 @@ type shellScan struct {
 	runs      []*syntax.Word  // words whose substitutions get run as code
 	memo      map[syntax.Node]bool
 
-	dynamic    []ShellDynamic
-	nameWord   shWord // the name of the command being unwrapped, as written
-	writes     []string
-	funcs      map[string]bool   // functions and aliases the script defines
-	exported   map[string]string // variables exported so far
-	cmdEnv     map[string]string // the environment of the command being judged
-	numeric    map[string]bool   // variables known to hold numbers
-	loopGlobs  map[string]bool   // loop variables that hold a name a glob matched
-	globChecks int               // globs judged so far (maxGlobChecks)
+	dynamic   []ShellDynamic
+	nameWord  shWord // the name of the command being unwrapped, as written
+	writes    []string
+	funcs     map[string]bool   // functions and aliases the script defines
+	exported  map[string]string // variables exported so far
+	cmdEnv    map[string]string // the environment of the command being judged
+	numeric   map[string]bool   // variables known to hold numbers
+	loopGlobs map[string]bool   // loop variables that hold a name a glob matched
+	integers  map[string]bool   // variables declared -i: assignments to them are arithmetic
+	// uncertain are the variables assigned where the assignment may not
+	// reach the rest of the script: in a subshell, a pipeline's stage, a
+	// branch, a loop, a function body, the background. Their value is
+	// never taken as known (uncertainAssigns).
+	uncertain  map[string]bool
+	globChecks int // globs judged so far (maxGlobChecks)
 }
 
 // dyn records a construct rein does not model exactly.
@@ -182,7 +188,61 @@ func (s *shellScan) script(src string, depth int) {
 		s.tags["shell.parse_error"] = true
 		return
 	}
+	for name := range uncertainAssigns(f) {
+		if s.uncertain == nil {
+			s.uncertain = map[string]bool{}
+		}
+		s.uncertain[name] = true
+	}
 	s.walk(f, depth)
+}
+
+// uncertainAssigns returns the variables a script assigns inside a
+// construct whose assignments may not reach what follows it (bash(1),
+// "COMMAND EXECUTION ENVIRONMENT"): a subshell, a stage of a pipeline, the
+// sides of && and ||, an if, case, while, until or for, a function body (it
+// runs only when called), a command or process substitution, a coprocess,
+// a command run in the background. X='rm -rf ~'; (X=ls); $X runs rm: a
+// value assigned there is not the value after it, so rein takes none.
+func uncertainAssigns(f *syntax.File) map[string]bool {
+	out := map[string]bool{}
+	var open []bool // for each node entered, whether it opened such a construct
+	inside := 0
+	maybe := map[*syntax.Stmt]bool{} // the right sides of && and ||
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			if open[len(open)-1] {
+				inside--
+			}
+			open = open[:len(open)-1]
+			return true
+		}
+		opens := false
+		switch n := n.(type) {
+		case *syntax.Subshell, *syntax.IfClause, *syntax.CaseClause, *syntax.WhileClause,
+			*syntax.ForClause, *syntax.FuncDecl, *syntax.CmdSubst, *syntax.ProcSubst, *syntax.CoprocClause:
+			opens = true
+		case *syntax.BinaryCmd:
+			// Every stage of a pipeline runs in a subshell; of && and ||
+			// only the right side may not run.
+			opens = n.Op == syntax.Pipe || n.Op == syntax.PipeAll
+			if !opens {
+				maybe[n.Y] = true
+			}
+		case *syntax.Stmt:
+			opens = n.Background || n.Coprocess || maybe[n]
+		case *syntax.Assign:
+			if inside > 0 && n.Name != nil {
+				out[n.Name.Value] = true
+			}
+		}
+		if opens {
+			inside++
+		}
+		open = append(open, opens)
+		return true
+	})
+	return out
 }
 
 // walk visits every statement in node, wherever it hides, then judges the
@@ -322,6 +382,9 @@ func (s *shellScan) assign(a *syntax.Assign) {
 		return
 	}
 	if a.Value == nil || a.Array != nil || a.Index != nil || a.Append {
+		if s.integers[a.Name.Value] && a.Append {
+			s.dyn("+= to an integer variable", a.Pos())
+		}
 		delete(s.vars, a.Name.Value)
 		s.setVar(a.Name.Value, "", false, a.Pos())
 		if _, ok := envExec(a.Name.Value); ok && a.Value != nil {
@@ -330,7 +393,12 @@ func (s *shellScan) assign(a *syntax.Assign) {
 		return
 	}
 	w := s.word(a.Value)
-	if w.lit && !w.glob {
+	if s.integers[a.Name.Value] && (!w.lit || !isNumber(w.text) && !s.numericName(w.text)) {
+		// n='a[$(id)]' after declare -i n: the value is evaluated as
+		// arithmetic, its subscripts run.
+		s.dyn("assignment to an integer variable of a value rein does not know", a.Pos())
+	}
+	if w.lit && !w.glob && !s.uncertain[a.Name.Value] {
 		s.vars[a.Name.Value] = w.text
 	} else {
 		delete(s.vars, a.Name.Value)
@@ -682,6 +750,11 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 				return
 			}
 		case base == "env":
+			if dir, ok := envChdir(args); ok && !(dir.lit && s.insideWorkspace(dir.text)) {
+				// The command runs in another folder: its relative paths
+				// name files rein cannot place (env -C / cat etc/shadow).
+				s.dyn("env -C into a folder outside the workspace", posOf(dir))
+			}
 			for _, a := range envAssigns(args) {
 				k, v, _ := strings.Cut(a.text, "=")
 				s.setVar(k, v, a.lit, posOf(a))
@@ -702,6 +775,9 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			ws = args
 		case base == "timeout" || base == "chrt" || base == "taskset" || base == "flock":
 			rest := skipOptions(args, argsWith[base])
+			if base == "flock" && len(rest) > 0 {
+				s.wroteFile(rest[0]) // the lock file is created if missing
+			}
 			if base == "flock" {
 				if c, ok := optionValue(args, "c", "--command"); ok {
 					s.inline(c, depth)
@@ -753,6 +829,7 @@ func (s *shellScan) command(ws []shWord, redirs []*syntax.Redirect, depth int) {
 			ws = rest
 		case argsWith[base] != "" || base == "nohup" || base == "setsid" || base == "command" || base == "builtin" ||
 			base == "unshare" || base == "firejail":
+			s.wrapperWrites(base, args, depth)
 			if base == "command" && hasShort(args, "vV") {
 				s.leaf(base, args, redirs, depth) // command -v only looks the name up
 				return
@@ -864,6 +941,102 @@ func xargsExact(own []shWord) bool {
 		}
 	}
 	return null
+}
+
+// wrapperOutputs are the options of wrappers that write a file of their
+// own while the wrapped command runs: strace(1) and ltrace(1) -o/--output
+// (a value starting with "|" or "!" is a command the output is piped to),
+// GNU time(1) -o/--output.
+var wrapperOutputs = map[string]struct{ short, long string }{
+	"strace": {"o", "--output"},
+	"ltrace": {"o", "--output"},
+	"time":   {"o", "--output"},
+}
+
+// wrapperWrites judges what a wrapper itself writes or runs through its
+// options, before the command it wraps is judged.
+func (s *shellScan) wrapperWrites(base string, args []shWord, depth int) {
+	o, ok := wrapperOutputs[base]
+	if !ok {
+		return
+	}
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		if !args[i].lit || !strings.HasPrefix(t, "-") || t == "--" {
+			break // the wrapped command starts here
+		}
+		var v shWord
+		found := false
+		switch {
+		case t == "-"+o.short || t == o.long || len(t) > 3 && strings.HasPrefix(o.long, t):
+			if i+1 < len(args) {
+				v, found = args[i+1], true
+			}
+		case strings.HasPrefix(t, "-"+o.short) && !strings.HasPrefix(t, "--"):
+			v, found = shWord{text: t[2:], lit: true, node: args[i].node}, true
+		case strings.HasPrefix(t, "--") && strings.Contains(t, "="):
+			name, val, _ := strings.Cut(t, "=")
+			if len(name) > 3 && strings.HasPrefix(o.long, name) {
+				v, found = shWord{text: val, lit: args[i].lit, node: args[i].node}, true
+			}
+		}
+		if !found {
+			continue
+		}
+		if strings.HasPrefix(v.text, "|") || strings.HasPrefix(v.text, "!") {
+			s.inline(shWord{text: v.text[1:], lit: v.lit, node: v.node}, depth)
+			continue
+		}
+		s.wroteFile(v)
+	}
+}
+
+// wroteFile records a file a command writes through an option: a write of
+// the script (facts.shell.writes) judged as a redirection's target is.
+func (s *shellScan) wroteFile(w shWord) {
+	if !w.lit {
+		s.dyn("a file rein cannot name is written", posOf(w))
+	}
+	if !harmlessTarget(w.text) {
+		s.writes = append(s.writes, w.text)
+		s.wrote(w)
+	}
+}
+
+// envChdir returns the folder env -C/--chdir (or a unique prefix of
+// --chdir, --c to --chdi) runs its command in (env(1) GNU coreutils).
+func envChdir(args []shWord) (shWord, bool) {
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		switch {
+		case t == "--" || !strings.HasPrefix(t, "-"):
+			return shWord{}, false
+		case t == "-C" || len(t) > 2 && strings.HasPrefix("--chdir", t):
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+		case strings.HasPrefix(t, "--") && strings.Contains(t, "="):
+			name, v, _ := strings.Cut(t, "=")
+			if len(name) > 2 && strings.HasPrefix("--chdir", name) {
+				return shWord{text: v, lit: args[i].lit, node: args[i].node}, true
+			}
+		case !strings.HasPrefix(t, "--") && strings.Contains(t, "C"):
+			// -iC DIR, -CDIR: C takes the rest of the group or the next word.
+			j := strings.IndexByte(t, 'C')
+			if strings.ContainsAny(t[1:j], "uS") {
+				continue // the letters before it take values: -uC is -u C
+			}
+			if j+1 < len(t) {
+				return shWord{text: t[j+1:], lit: args[i].lit, node: args[i].node}, true
+			}
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+		case t == "-u" || t == "-S" || t == "--unset" || t == "--split-string":
+			i++
+		}
+	}
+	return shWord{}, false
 }
 
 // inline parses text that a wrapper runs as a script (sh -c, eval, su -c).

@@ -77,8 +77,17 @@ func (s *shellScan) decl(d *syntax.DeclClause) {
 			if strings.HasPrefix(w.text, "+") {
 				continue
 			}
-			// declare "$x" or declare 'a=b' given as one word.
+			// declare "$x" or declare 'a=b' given as one word. The
+			// builtin parses the word itself: a subscript in it is
+			// evaluated (declare 'a[$(id)]=1' runs id), and so is a
+			// compound value of an array (declare -a 'a=([0]=$(id))').
 			name, v, _ := strings.Cut(w.text, "=")
+			if strings.Contains(name, "[") {
+				s.dyn(variant+" of a quoted subscripted name", a.Pos())
+			}
+			if strings.HasPrefix(v, "(") {
+				s.dyn(variant+" of a quoted compound value", a.Pos())
+			}
 			named++
 			s.setVar(name, v, true, a.Pos())
 			continue
@@ -88,6 +97,24 @@ func (s *shellScan) decl(d *syntax.DeclClause) {
 		}
 	}
 	exports := variant == "export" || strings.Contains(flags, "x")
+	for _, a := range d.Args {
+		if a.Name == nil {
+			continue
+		}
+		if strings.ContainsAny(flags, "aA") && a.Value != nil {
+			// declare -a a='([0]=$(id))': a quoted value of an array is
+			// parsed as a compound assignment, its subscripts evaluated.
+			if w := s.word(a.Value); !w.lit || strings.HasPrefix(strings.TrimSpace(w.text), "(") || strings.Contains(w.text, "[") {
+				s.dyn(variant+" -"+flags+" with a value rein does not read as a list", a.Pos())
+			}
+		}
+		if strings.Contains(flags, "i") {
+			if s.integers == nil {
+				s.integers = map[string]bool{}
+			}
+			s.integers[a.Name.Value] = true
+		}
+	}
 	if variant == "nameref" || strings.Contains(flags, "n") {
 		s.dyn(variant+" -n (nameref)", d.Pos())
 	}

@@ -22,6 +22,8 @@ var envExecRules = []envExecRule{
 	{name: "PATH", source: "bash(1): command search"},
 	{name: "IFS", source: "bash(1): word splitting"},
 	{name: "CDPATH", source: "bash(1): cd search path"},
+	{name: "EXECIGNORE", source: "bash(1): names command search skips"},
+	{name: "BASH_LOADABLES_PATH", source: "bash(1): where enable -f finds builtins (shared objects)"},
 	{name: "GLOBIGNORE", source: "bash(1): pathname expansion"},
 	{name: "BASH_ENV", hook: true, source: "bash(1) INVOCATION: sourced by non-interactive bash"},
 	{name: "ENV", hook: true, source: "sh(1p), dash(1): sourced by interactive sh"},
