@@ -31,7 +31,13 @@ type Session struct {
 
 // Sandbox is the containment a session's work runs in (containment.md).
 type Sandbox struct {
-	Profile   string    `json:"profile"`
+	Profile string `json:"profile"`
+	// Read and Env are the profile in force, as the policy of
+	// PolicyVersion defines it: what rein run applies (containment.md).
+	Read          []string `json:"read,omitempty"`
+	Env           []string `json:"env,omitempty"`
+	PolicyVersion string   `json:"policy_version,omitempty"`
+
 	FS        string    `json:"fs"`  // "workspace": files of the workspace only
 	Net       string    `json:"net"` // "proxied": network only through rein's egress proxy
 	Workspace string    `json:"workspace"`
@@ -119,6 +125,9 @@ type CheckResult struct {
 	Args      json.RawMessage `json:"args,omitempty"`
 	ArgsHash  string          `json:"args_hash,omitempty"`
 	ArgsMatch *bool           `json:"args_match,omitempty"`
+	// Address is the network address a net.connect check's name resolved
+	// to, which rein's egress proxy connected to or refused (containment.md).
+	Address string `json:"address,omitempty"`
 }
 
 // ArgsHash is "sha256:" + hex SHA-256 of the canonical JSON (RFC 8785) of

@@ -165,6 +165,9 @@ type Result struct {
 	// rein records whether they match the allowed ones.
 	Args     json.RawMessage `json:"args,omitempty"`
 	ArgsHash string          `json:"args_hash,omitempty"`
+	// Address is what a net.connect check's name resolved to (rein run's
+	// egress proxy reports it).
+	Address string `json:"address,omitempty"`
 }
 
 // Report records what happened after an allowed check (POST

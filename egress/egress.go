@@ -39,16 +39,22 @@ type Verdict struct {
 // may hold the call while people decide (ask), within ctx.
 type Decider func(ctx context.Context, host string, port int) (Verdict, error)
 
-// Reporter records what happened after an allowed check: the address
-// connected to, or why the connection failed or was refused.
-type Reporter func(ctx context.Context, checkID string, succeeded bool, summary string)
+// Reporter records what happened after an allowed check: the address the
+// name resolved to ("" when it did not resolve) and whether the proxy
+// connected there, or why the connection failed or was refused.
+type Reporter func(ctx context.Context, checkID string, succeeded bool, address, summary string)
 
 // Proxy serves the contained run's connections.
 type Proxy struct {
 	Decide Decider
 	Report Reporter // optional
-	// Resolve looks a name up (net.DefaultResolver when nil).
+	// Resolve looks a name up (net.DefaultResolver when nil; DNSResolver
+	// for a given server). It runs outside the sandbox, for names policy
+	// allowed only.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// ResolveTimeout bounds one lookup; a resolver that does not answer in
+	// time refuses the connection. Default 10 seconds.
+	ResolveTimeout time.Duration
 	// Dial connects to an address (net.Dialer when nil).
 	Dial func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 	// Blocked, when set, is told about every refused destination.
@@ -145,7 +151,7 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, stri
 		// result says it was refused.
 		why := fmt.Sprintf("%s is not a public address: a contained run never connects there", a)
 		if v, err := p.Decide(ctx, host, port); err == nil && v.CheckID != "" && v.Allowed && p.Report != nil {
-			p.Report(context.WithoutCancel(ctx), v.CheckID, false, why+"; refused by the egress proxy")
+			p.Report(context.WithoutCancel(ctx), v.CheckID, false, a.String(), why+"; refused by the egress proxy")
 		}
 		return nil, why
 	}
@@ -156,20 +162,26 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, stri
 	if !v.Allowed {
 		return nil, fmt.Sprintf("rein refused %s:%d: %s", host, port, v.Reason)
 	}
-	report := func(ok bool, s string) {
+	report := func(ok bool, addr, s string) {
 		if p.Report != nil && v.CheckID != "" {
-			p.Report(context.WithoutCancel(ctx), v.CheckID, ok, s)
+			p.Report(context.WithoutCancel(ctx), v.CheckID, ok, addr, s)
 		}
 	}
 	addrs, err := p.resolve(ctx, host)
-	if err != nil || len(addrs) == 0 {
-		report(false, fmt.Sprintf("%s does not resolve: %v", host, err))
-		return nil, fmt.Sprintf("%s does not resolve: %v", host, err)
+	if err == nil && len(addrs) == 0 {
+		err = errors.New("no address")
 	}
+	if err != nil {
+		why := fmt.Sprintf("%s does not resolve, so the connection is refused: %v", host, err)
+		report(false, "", why)
+		return nil, why
+	}
+	// One non-public answer refuses the name, even beside public ones: the
+	// name is the attacker's, and a retry could get the other answer.
 	var public []netip.Addr
 	for _, a := range addrs {
 		if risk.IsPrivate(a) {
-			report(false, fmt.Sprintf("%s resolves to %s, which is not a public address; refused", host, a))
+			report(false, a.String(), fmt.Sprintf("%s resolves to %s, which is not a public address; refused by the egress proxy", host, a))
 			return nil, fmt.Sprintf("%s resolves to %s, which is not a public address: a grant for a name never covers such an address", host, a)
 		}
 		public = append(public, a.Unmap())
@@ -178,12 +190,12 @@ func (p *Proxy) open(ctx context.Context, host string, port int) (net.Conn, stri
 	for _, a := range public {
 		up, err := p.dial(ctx, netip.AddrPortFrom(a, uint16(port)))
 		if err == nil {
-			report(true, "connected to "+netip.AddrPortFrom(a, uint16(port)).String())
+			report(true, a.String(), "connected to "+netip.AddrPortFrom(a, uint16(port)).String())
 			return up, ""
 		}
 		last = err
 	}
-	report(false, fmt.Sprintf("connecting to %s:%d failed: %v", host, port, last))
+	report(false, public[len(public)-1].String(), fmt.Sprintf("connecting to %s:%d failed: %v", host, port, last))
 	return nil, fmt.Sprintf("connecting to %s:%d failed: %v", host, port, last)
 }
 
@@ -191,10 +203,45 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) 
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return []netip.Addr{a}, nil
 	}
+	timeout := p.ResolveTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	if p.Resolve != nil {
 		return p.Resolve(ctx, host)
 	}
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// DNSResolver looks names up with the DNS server at server (host:port, or
+// host for port 53) instead of the system's: e.g. a corporate resolver
+// that rein run is told of outside the sandbox (--resolver), which the
+// contained command cannot choose. Both A and AAAA answers are asked for,
+// and a failure of either fails the lookup (StrictErrors), so a resolver
+// that answers half never lets a name through on the other half.
+func DNSResolver(server string) (func(ctx context.Context, host string) ([]netip.Addr, error), error) {
+	if _, _, err := net.SplitHostPort(server); err != nil {
+		server = net.JoinHostPort(strings.Trim(server, "[]"), "53")
+	}
+	h, port, err := net.SplitHostPort(server)
+	if err != nil || h == "" || port == "" {
+		return nil, fmt.Errorf("%q is not a DNS server: give host:port, e.g. 10.0.0.53:53", server)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return nil, fmt.Errorf("%q: the port must be 1-65535", server)
+	}
+	if strings.ContainsAny(h, " /\\@") {
+		return nil, fmt.Errorf("%q is not a DNS server: give host:port, e.g. 10.0.0.53:53", server)
+	}
+	r := &net.Resolver{PreferGo: true, StrictErrors: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, server)
+	}}
+	return func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return r.LookupNetIP(ctx, "ip", host)
+	}, nil
 }
 
 func (p *Proxy) dial(ctx context.Context, a netip.AddrPort) (net.Conn, error) {

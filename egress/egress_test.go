@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // upstream is a local server that stands for every public host: it echoes
@@ -70,9 +72,9 @@ func proxy(t *testing.T, up net.Listener, c *calls) string {
 			}
 			return Verdict{Allowed: true, CheckID: "chk_" + host}, nil
 		},
-		Report: func(_ context.Context, id string, ok bool, s string) {
+		Report: func(_ context.Context, id string, ok bool, address, s string) {
 			c.mu.Lock()
-			c.reports = append(c.reports, id+" "+s)
+			c.reports = append(c.reports, id+" ["+address+"] "+s)
 			c.mu.Unlock()
 		},
 		Resolve: func(_ context.Context, host string) ([]netip.Addr, error) {
@@ -163,8 +165,10 @@ func TestProxy(t *testing.T) {
 	c.mu.Lock()
 	reports := strings.Join(c.reports, "\n")
 	c.mu.Unlock()
-	if !strings.Contains(reports, "chk_ok.test connected to 203.0.113.5:443") || !strings.Contains(reports, "chk_rebind.test rebind.test resolves to 10.1.2.3") ||
-		!strings.Contains(reports, "chk_169.254.169.254 169.254.169.254 is not a public address: a contained run never connects there; refused by the egress proxy") {
+	if !strings.Contains(reports, "chk_ok.test [203.0.113.5] connected to 203.0.113.5:443") ||
+		!strings.Contains(reports, "chk_rebind.test [10.1.2.3] rebind.test resolves to 10.1.2.3") ||
+		!strings.Contains(reports, "chk_mapped.test [::ffff:127.0.0.1] mapped.test resolves to ::ffff:127.0.0.1") ||
+		!strings.Contains(reports, "chk_169.254.169.254 [169.254.169.254] 169.254.169.254 is not a public address: a contained run never connects there; refused by the egress proxy") {
 		t.Errorf("results reported:\n%s", reports)
 	}
 
@@ -189,5 +193,63 @@ func TestProxy(t *testing.T) {
 	io.WriteString(conn2, "GET /x HTTP/1.1\r\nHost: ok.test\r\n\r\n")
 	if res, err := http.ReadResponse(bufio.NewReader(conn2), nil); err != nil || res.StatusCode != 400 {
 		t.Errorf("an origin-form request: %v %v", res, err)
+	}
+}
+
+// TestResolverFailsClosed: a resolver that does not answer refuses the
+// connection within ResolveTimeout, with the reason, and reports it on the
+// check with no address; a resolver that is not host:port is refused.
+func TestResolverFailsClosed(t *testing.T) {
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	resolve, err := DNSResolver(silent.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var reports []string
+	p := &Proxy{
+		Decide: func(context.Context, string, int) (Verdict, error) {
+			return Verdict{Allowed: true, CheckID: "chk_1"}, nil
+		},
+		Report: func(_ context.Context, id string, ok bool, address, s string) {
+			mu.Lock()
+			reports = append(reports, fmt.Sprintf("%s %v [%s] %s", id, ok, address, s))
+			mu.Unlock()
+		},
+		Resolve:        resolve,
+		ResolveTimeout: 300 * time.Millisecond,
+		Dial: func(context.Context, netip.AddrPort) (net.Conn, error) {
+			t.Error("dialled without an answer")
+			return nil, errors.New("no")
+		},
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go p.Serve(l)
+	start := time.Now()
+	code, body := connect(t, l.Addr().String(), "api.example.com:443")
+	if code != 403 || !strings.Contains(body, "api.example.com does not resolve, so the connection is refused") || time.Since(start) > 5*time.Second {
+		t.Errorf("a silent resolver: %d %q after %s", code, body, time.Since(start))
+	}
+	mu.Lock()
+	got := strings.Join(reports, "\n")
+	mu.Unlock()
+	if !strings.HasPrefix(got, "chk_1 false [] api.example.com does not resolve") {
+		t.Errorf("reported: %q", got)
+	}
+	for _, bad := range []string{"", "dns.example.com:domain", "10.0.0.53:99999", "a b:53"} {
+		if _, err := DNSResolver(bad); err == nil {
+			t.Errorf("DNSResolver(%q) accepted", bad)
+		}
+	}
+	if _, err := DNSResolver("10.0.0.53"); err != nil {
+		t.Errorf("a host without a port (53): %v", err)
 	}
 }

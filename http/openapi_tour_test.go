@@ -231,6 +231,8 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 		body: map[string]any{"event": "ended", "exit_status": 0, "duration_ms": 1200, "quarantined": []string{}}})
 	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 400,
 		body: map[string]any{"event": "paused"}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-2/sandbox", key: "acme-agent", want: 400,
+		body: map[string]any{"event": "started", "profile": "everything", "workspace": "/srv/app", "command": []string{"make"}}})
 	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-approver", want: 403,
 		body: map[string]any{"event": "ended"}})
 
@@ -249,6 +251,7 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 	run(tourStep{op: "GET /v1/policy", path: "/v1/policy", key: "acme-admin", want: 404})
 	run(tourStep{op: "GET /v1/policy", path: "/v1/policy?tier=global", key: "acme-auditor", want: 200})
 	run(tourStep{op: "PUT /v1/policy", path: "/v1/policy", key: "acme-admin", body: yamlBody("version: 1\nrules:\n  - {id: x, when: 'tool ==', decision: deny}\n"), want: 400})
+	run(tourStep{op: "PUT /v1/policy", path: "/v1/policy", key: "acme-admin", body: yamlBody("version: 1\nprofiles:\n  coding: {read: [/etc]}\n"), want: 400})
 	run(tourStep{op: "PUT /v1/policy", path: "/v1/policy", key: "acme-admin", body: yamlBody(acmePolicy), want: 200})
 	run(tourStep{op: "GET /v1/policy", path: "/v1/policy", key: "acme-auditor", want: 200})
 	run(tourStep{op: "POST /v1/policy/simulate", path: "/v1/policy/simulate", key: "acme-auditor", want: 200,

@@ -10,7 +10,11 @@ import (
 // StartSandbox starts session id contained, for key (an agent key: the key
 // rein run holds outside the sandbox, which the contained command never
 // sees). Only a new session can be: its checks are then all made inside,
-// and policy sees sandbox.contained. Recorded as sandbox.started.
+// and policy sees sandbox.contained. The profile is the policy's: the answer
+// carries what it reads and passes (Sandbox.Read, Sandbox.Env), which rein
+// run applies, so the policy's author decides, not the agent's machine. An
+// unknown profile is refused, naming those the policy has. Recorded as
+// sandbox.started, with the profile's name and the policy version.
 func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, st rein.SandboxStart) (*rein.Session, error) {
 	if !key.Has(rein.RoleAgent) {
 		return nil, rein.Errorf(rein.ECodeForbidden, "key %q has roles %v; a contained run needs an agent key", key.Name, key.Roles)
@@ -21,11 +25,21 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 	if st.Profile == "" || len(st.Command) == 0 || !strings.HasPrefix(st.Workspace, "/") {
 		return nil, rein.Errorf(rein.ECodeBadRequest, `a sandbox start names its "profile", "command" and absolute "workspace"`)
 	}
+	set := p.Policies.For(key.Tenant)
+	prof, ok := set.Profile(st.Profile)
+	if !ok {
+		return nil, rein.Errorf(rein.ECodeBadRequest, "the policy in force has no profile %q; its profiles: %s (--profile NAME)",
+			st.Profile, strings.Join(set.ProfileNames(), ", "))
+	}
+	version := ""
+	if set != nil {
+		version = set.Version
+	}
 	now := p.now()
-	sb := &rein.Sandbox{Profile: st.Profile, FS: "workspace", Net: "proxied", Workspace: st.Workspace, Command: st.Command,
-		Features: st.Features, KeyID: key.ID, StartedAt: now}
-	data := map[string]any{"session": id, "profile": st.Profile, "workspace": st.Workspace, "command": st.Command,
-		"features": st.Features, "fs": sb.FS, "net": sb.Net}
+	sb := &rein.Sandbox{Profile: prof.Name, Read: prof.Read, Env: prof.Env, PolicyVersion: version, FS: "workspace", Net: "proxied",
+		Workspace: st.Workspace, Command: st.Command, Features: st.Features, KeyID: key.ID, StartedAt: now}
+	data := map[string]any{"session": id, "profile": prof.Name, "policy_version": version, "read": prof.Read, "env": prof.Env,
+		"workspace": st.Workspace, "command": st.Command, "features": st.Features, "fs": sb.FS, "net": sb.Net}
 	if st.Agent != "" {
 		credentials := st.Credentials
 		if credentials == nil {
@@ -33,7 +47,7 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 		}
 		data["agent"], data["hooks"], data["credentials"], data["model_endpoint"] = st.Agent, st.Hooks, credentials, st.ModelEndpoint
 	}
-	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxStarted, Actor: key.Name, Subject: id, Data: data}
+	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxStarted, Actor: key.Name, Subject: id, PolicyVersion: version, Data: data}
 	s, err := p.Store.ContainSession(ctx, key.Tenant, id, key.Name, sb, e)
 	switch {
 	case rein.ErrorCode(err) == rein.ECodeConflict:

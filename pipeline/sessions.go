@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"net/netip"
 	"strings"
 
 	"github.com/reinhq/rein"
@@ -40,6 +41,13 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 	if res.Cost != nil && *res.Cost < 0 {
 		return rein.Errorf(rein.ECodeBadRequest, `"cost" must be 0 or more`)
 	}
+	if res.Address != "" {
+		a, err := netip.ParseAddr(res.Address)
+		if err != nil {
+			return rein.Errorf(rein.ECodeBadRequest, `"address" %q is not an IP address; give the address a name resolved to, e.g. 93.184.215.14`, res.Address)
+		}
+		res.Address = a.String()
+	}
 	res.Summary = strings.TrimSpace(res.Summary)
 	res.ArgsMatch = nil // rein's finding, never the caller's claim
 	executed, err := executedHash(res)
@@ -62,6 +70,9 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 		"allowed_args_hash": allowed}
 	if res.Cost != nil {
 		data["cost"] = rein.Decimal(*res.Cost)
+	}
+	if res.Address != "" {
+		data["address"] = res.Address
 	}
 	var anomalies []string
 	if executed != "" {

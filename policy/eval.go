@@ -107,6 +107,11 @@ func TierProblems(global, tenant *Policy) Problems {
 		ps = append(ps, Problem{Message: fmt.Sprintf("workspace %s is outside the global workspace %s; a tenant tier may only narrow it: use %s or a directory under it",
 			tenant.Workspace, global.Workspace, global.Workspace)})
 	}
+	for _, name := range sortedKeys(tenant.Profiles) {
+		if _, ok := global.Profiles[name]; ok {
+			ps = append(ps, Problem{Message: fmt.Sprintf("profile %s is defined by the global tier, whose definition applies; give the tenant's profile another name", name)})
+		}
+	}
 	return ps
 }
 

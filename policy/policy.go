@@ -44,6 +44,9 @@ type Policy struct {
 	// Reviews says which sessions and results are queued for review after
 	// the fact (reviews.md); zero: none.
 	Reviews SessionReviews
+	// Profiles are the containment profiles rein run may apply, by name
+	// (containment.md); nil when the policy names none.
+	Profiles map[string]rein.Profile
 }
 
 // SessionReviews are the triggers of reviews after the fact that do not
@@ -155,12 +158,13 @@ func VersionOf(src []byte) string {
 
 // The YAML schema. Unknown fields are errors.
 type fileYAML struct {
-	Version   int                 `yaml:"version"`
-	Default   string              `yaml:"default"`
-	Approval  *approvalYAML       `yaml:"approval"`
-	Tools     map[string]toolYAML `yaml:"tools"`
-	Workspace string              `yaml:"workspace"`
-	Rules     []ruleYAML          `yaml:"rules"`
+	Version   int                    `yaml:"version"`
+	Default   string                 `yaml:"default"`
+	Approval  *approvalYAML          `yaml:"approval"`
+	Tools     map[string]toolYAML    `yaml:"tools"`
+	Workspace string                 `yaml:"workspace"`
+	Rules     []ruleYAML             `yaml:"rules"`
+	Profiles  map[string]profileYAML `yaml:"profiles"`
 	Reviews   *struct {
 		TaintedSessions *bool    `yaml:"tainted_sessions"`
 		SessionDenials  int      `yaml:"session_denials"`
@@ -220,7 +224,8 @@ type modifyYAML struct {
 
 // knownFields names each schema type's fields for "unknown field" messages.
 var knownFields = map[string][2]string{
-	"policy.fileYAML":     {"the policy", "version, default, approval, tools, workspace, rules, reviews"},
+	"policy.fileYAML":     {"the policy", "version, default, approval, tools, workspace, rules, reviews, profiles"},
+	"policy.profileYAML":  {"a profile", "description, read, env"},
 	"policy.approvalYAML": {"approval", "approvers, quorum, reject_quorum, ttl, grant_ttl, grants, escalate"},
 	"policy.toolYAML":     {"a tools entry", "shell, url, path, sql, taints_session, resolve"},
 	"policy.ruleYAML":     {"a rule", "id, description, when, decision, reason, reason_expr, mode, approval, limit, modify, review"},
@@ -322,6 +327,10 @@ func Compile(src []byte) (*Policy, error) {
 		p.Tools = append(p.Tools, risk.ToolSpec{Pattern: pat, Shell: t.Shell, URL: t.URL, Path: t.Path, SQL: t.SQL,
 			TaintsSession: t.TaintsSession, Resolve: t.Resolve})
 	}
+
+	var pps Problems
+	p.Profiles, pps = compileProfiles(src, f.Profiles)
+	ps = append(ps, pps...)
 
 	seen := map[string]int{}
 	for i, ry := range f.Rules {

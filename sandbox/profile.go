@@ -3,41 +3,19 @@ package sandbox
 import (
 	"path"
 	"strings"
+
+	"github.com/reinhq/rein"
 )
 
 // Profile is what a contained run may touch beyond its workspace and its
-// private home and temp directories: the system paths it may read (closed
-// world: nothing else outside the workspace is even visible), and the
-// environment variables that pass through.
-type Profile struct {
-	Name string
-	// Read are system paths (directories or files) visible read-only.
-	// Missing ones are skipped.
-	Read []string
-	// Env are the variables kept from the caller's environment, besides
-	// PATH, TERM, LANG and LC_* (never one shaped like a secret).
-	Env []string
-}
+// private home and temp directories. Profiles are policy: rein run gets the
+// one in force from rein (the policy's profiles section), never from the
+// machine it runs on.
+type Profile = rein.Profile
 
-// Coding is the profile for building, testing and searching code: what
-// toolchains read (containment.md, "Boundaries"), never /etc wholesale,
-// never a home directory.
-var Coding = Profile{
-	Name: "coding",
-	Read: []string{
-		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-		"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki",
-		"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/os-release", "/etc/debian_version",
-		"/etc/hosts", "/etc/localtime", "/etc/timezone", "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-		"/etc/alternatives", "/etc/mime.types", "/etc/gitconfig", "/etc/inputrc", "/etc/profile",
-		"/opt",
-		"/usr/local/go",
-	},
-	Env: []string{"GOFLAGS", "GOPROXY", "GONOSUMDB", "GOPRIVATE", "GOTOOLCHAIN", "NODE_OPTIONS", "CI", "COLORTERM", "TZ", "EDITOR"},
-}
-
-// Profiles are the profiles rein ships, by name.
-var Profiles = map[string]Profile{Coding.Name: Coding}
+// Coding is the profile rein applies as "coding" when the policy in force
+// names no profiles (docs/containment.md).
+var Coding = rein.CodingProfile
 
 // maskedNames are workspace files whose contents a contained run never sees:
 // environment files and files shaped like keys and credentials
@@ -115,16 +93,4 @@ func ExecConfig(rel string) bool {
 
 // secretShaped reports whether an environment variable's name says it
 // holds a secret; such a variable never passes into a contained run.
-func secretShaped(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "SESSION", "COOKIE", "PRIVATE"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	switch n {
-	case "SSH_AUTH_SOCK", "DOCKER_HOST", "KUBECONFIG", "REIN_SERVER", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS":
-		return true
-	}
-	return false
-}
+func secretShaped(name string) bool { return rein.SecretShapedEnv(name) }

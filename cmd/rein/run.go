@@ -28,6 +28,11 @@ func init() {
   export ANTHROPIC_API_KEY=sk-ant-...   # Claude Code's own credential: passes to claude only
   rein run --workspace ~/src/app --session fix-42 -- claude -p "fix the failing test"
   rein run --hooks=false -- claude -p "fix the failing test" --dangerously-skip-permissions
+  rein run --resolver 10.0.0.53:53 -- npm ci   # resolve allowed names with your resolver
+
+The profile (what the command may read besides its workspace, which
+variables pass) is the policy's: rein answers with the one in force, so the
+policy's author decides; "coding" is built in when the policy names none.
 
 Inside, the command reads and writes its workspace (secrets such as .env are
 masked, files that arm later execution such as .git/hooks are read only),
@@ -66,7 +71,8 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	fs := flags(e, "rein run", commandNamed("run"))
 	newClient := clientFlags(e, fs)
-	profile := fs.String("profile", "coding", "containment profile: "+profileNames())
+	profile := fs.String("profile", "coding", "a containment profile of the policy in force (rein answers with what it reads and passes)")
+	resolver := fs.String("resolver", os.Getenv("REIN_RESOLVER"), "the DNS server (host:port) the egress proxy resolves allowed names with, e.g. your corporate resolver (default $REIN_RESOLVER, else the system's)")
 	workspace := fs.String("workspace", "", "the directory the command may read and write (default: the current directory)")
 	session := fs.String("session", "", "the rein session the run's checks belong to (default: a new one)")
 	hooks := fs.Bool("hooks", true, "wire the hooks of a Claude Code (claude) COMMAND to rein, in the run's session (--hooks=false: containment only)")
@@ -79,11 +85,6 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	if len(command) == 0 {
 		fmt.Fprintln(e.stderr, "rein run: name the command after --: rein run -- make test")
-		return exitUsage
-	}
-	prof, ok := sandbox.Profiles[*profile]
-	if !ok {
-		fmt.Fprintf(e.stderr, "rein run: no profile %q; profiles: %s\n", *profile, profileNames())
 		return exitUsage
 	}
 	cwd, _ := os.Getwd()
@@ -154,16 +155,22 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		Decide: func(ctx context.Context, host string, port int) (egress.Verdict, error) {
 			return decideConnect(ctx, c, *session, host, port)
 		},
-		Report: func(ctx context.Context, id string, ok bool, summary string) {
+		Report: func(ctx context.Context, id string, ok bool, address, summary string) {
 			status := "succeeded"
 			if !ok {
 				status = "failed"
 			}
-			c.Report(ctx, id, client.Result{Status: status, Summary: summary})
+			c.Report(ctx, id, client.Result{Status: status, Summary: summary, Address: address})
 		},
 		Blocked: func(host string, port int, why string) {
 			fmt.Fprintf(e.stderr, "rein run: connection to %s:%d refused: %s\n", host, port, why)
 		},
+	}
+	if *resolver != "" {
+		if proxy.Resolve, err = egress.DNSResolver(*resolver); err != nil {
+			fmt.Fprintf(e.stderr, "rein run: --resolver: %v\n", err)
+			return exitUsage
+		}
 	}
 	go proxy.Serve(l)
 	defer l.Close()
@@ -175,21 +182,24 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	}
 	defer agent.Close()
 
+	// The session starts contained, so that policy sees sandbox.contained
+	// in its checks: rein refuses a session that already ran outside. The
+	// profile applied is the one rein answers with (the policy's).
+	prof, err := startContained(ctx, c, *session, client.SandboxStart{Profile: *profile, Workspace: ws, Command: command,
+		Features: features.String(), Agent: agent.record.Agent, Hooks: agent.record.Hooks, Credentials: agent.record.Credentials,
+		ModelEndpoint: agent.record.ModelEndpoint})
+	if err != nil {
+		return fail(e, "rein run", err)
+	}
 	spec := sandbox.Spec{Profile: prof, Workspace: ws, Dir: cwd, Command: command, Environ: os.Environ(), Private: private,
 		ProxySocket: sock, ProxyPort: 3128, Self: self, Forward: agent.forward, Files: agent.files, Pass: agent.pass}
 	cmd, err := sandbox.Command(spec, features, walls)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
+		c.EndSandbox(context.WithoutCancel(ctx), *session, client.SandboxEnd{ExitStatus: exitUsage, Quarantined: []string{}})
 		return exitUsage
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	// The session starts contained, so that policy sees sandbox.contained
-	// in its checks: rein refuses a session that already ran outside.
-	if _, err := c.StartSandbox(ctx, *session, client.SandboxStart{Profile: prof.Name, Workspace: ws, Command: command,
-		Features: features.String(), Agent: agent.record.Agent, Hooks: agent.record.Hooks, Credentials: agent.record.Credentials,
-		ModelEndpoint: agent.record.ModelEndpoint}); err != nil {
-		return fail(e, "rein run", err)
-	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(e.stderr, "rein run: starting the sandbox: %v\n", err)
@@ -246,15 +256,47 @@ func decideConnect(ctx context.Context, c *client.Client, session, host string, 
 	return v, nil
 }
 
-func profileNames() string {
-	names := ""
-	for n := range sandbox.Profiles {
-		if names != "" {
-			names += ", "
-		}
-		names += n
+// startContained starts session contained and returns the profile in
+// force: the policy's, as rein answers it, never a table of this machine's,
+// so that the policy's author decides what the run reads. The paths are
+// checked again here, where they are applied: a path the policy names may
+// be a symlink on this machine that leads where no profile reads.
+func startContained(ctx context.Context, c *client.Client, session string, st client.SandboxStart) (sandbox.Profile, error) {
+	s, err := c.StartSandbox(ctx, session, st)
+	if err != nil {
+		return sandbox.Profile{}, err
 	}
-	return names
+	sb := s.Sandbox
+	if sb == nil || sb.Profile == "" || len(sb.Read) == 0 {
+		return sandbox.Profile{}, fmt.Errorf("rein answered without the profile in force (a server older than this rein run?); upgrade the server")
+	}
+	p := sandbox.Profile{Name: sb.Profile, Read: sb.Read, Env: sb.Env}
+	if err := checkHere(p); err != nil {
+		c.EndSandbox(context.WithoutCancel(ctx), session, client.SandboxEnd{ExitStatus: exitUsage, Quarantined: []string{}})
+		return p, err
+	}
+	return p, nil
+}
+
+// checkHere applies the profile rules of rein (rein.CheckProfileRead and
+// CheckProfileEnv) to p on this machine, through its symlinks.
+func checkHere(p sandbox.Profile) error {
+	for _, r := range p.Read {
+		if err := rein.CheckProfileRead(r); err != nil {
+			return fmt.Errorf("profile %s: read %v", p.Name, err)
+		}
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+			if err := rein.CheckProfileRead(real); err != nil {
+				return fmt.Errorf("profile %s: %s is a symlink on this machine to %s, which no profile reads: %v", p.Name, r, real, err)
+			}
+		}
+	}
+	for _, v := range p.Env {
+		if err := rein.CheckProfileEnv(v); err != nil {
+			return fmt.Errorf("profile %s: env %v", p.Name, err)
+		}
+	}
+	return nil
 }
 
 // quarantine moves the files that arm later execution which the run

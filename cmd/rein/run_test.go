@@ -6,10 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/client"
+	"github.com/reinhq/rein/sandbox"
 )
 
 // TestDecideConnect: the egress proxy connects only on allow, or on a
@@ -43,5 +47,38 @@ func TestDecideConnect(t *testing.T) {
 		if got.Tool != "net.connect" || got.Session != "run-1" || got.WaitMS != rein.MaxWaitMS || string(got.Args) != `{"host":"registry.npmjs.org","port":443}` {
 			t.Errorf("the check sent: %+v", got)
 		}
+	}
+}
+
+// TestCheckHere: a profile rein answered with is checked again where it is
+// applied, through this machine's symlinks.
+func TestCheckHere(t *testing.T) {
+	cases := map[string]string{"/": "the whole file system", "/usr": "", "/tmp/x": "/tmp"}
+	// A symlink that leads into /proc, from a directory a profile may name
+	// (this package's, or a system one where the test may write).
+	wd, _ := os.Getwd()
+	for _, parent := range []string{wd, "/srv", "/opt"} {
+		dir, err := os.MkdirTemp(parent, ".rein-test-")
+		if err != nil {
+			continue
+		}
+		defer os.RemoveAll(dir)
+		link := filepath.Join(dir, "tools")
+		if rein.CheckProfileRead(link) == nil && os.Symlink("/proc/1", link) == nil {
+			cases[link] = "is a symlink on this machine to /proc/1"
+			break
+		}
+	}
+	if len(cases) == 3 {
+		t.Log("no directory a profile may name is writable here: the symlink case is not tried")
+	}
+	for p, want := range cases {
+		err := checkHere(sandbox.Profile{Name: "p", Read: []string{p}})
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("read %s: %v, want %q", p, err, want)
+		}
+	}
+	if err := checkHere(sandbox.Profile{Name: "p", Read: []string{"/usr"}, Env: []string{"GITHUB_TOKEN"}}); err == nil {
+		t.Error("a secret-shaped variable passed")
 	}
 }
