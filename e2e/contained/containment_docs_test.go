@@ -16,6 +16,7 @@ import (
 // `rein policy explain` line of the page must print the decision the page
 // shows under it. Every registry the allowing rule names is allowed on 443
 // and asked about on another port, so the asking rule names the same list.
+// Its profiles example compiles.
 func TestContainmentDocsPolicy(t *testing.T) {
 	t.Parallel()
 	const page = "docs/containment.md"
@@ -24,7 +25,7 @@ func TestContainmentDocsPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(b), "\n")
-	var policies, shell [][]string
+	var policies, profiles, shell [][]string
 	for i := 0; i < len(lines); i++ {
 		open := strings.TrimSpace(lines[i])
 		if open != "```yaml" && open != "```sh" {
@@ -34,7 +35,9 @@ func TestContainmentDocsPolicy(t *testing.T) {
 		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
 			block = append(block, lines[i])
 		}
-		if open == "```yaml" {
+		if open == "```yaml" && len(block) > 0 && block[0] == "profiles:" {
+			profiles = append(profiles, block)
+		} else if open == "```yaml" {
 			policies = append(policies, block)
 		} else {
 			shell = append(shell, block)
@@ -42,6 +45,15 @@ func TestContainmentDocsPolicy(t *testing.T) {
 	}
 	if len(policies) != 2 {
 		t.Fatalf("%s has %d yaml blocks; the test expects its net.connect policy and its rule on sandbox", page, len(policies))
+	}
+	// The profiles example is a section to copy into a policy: it compiles.
+	if len(profiles) != 1 {
+		t.Fatalf("%s has %d yaml blocks of profiles; the test expects one", page, len(profiles))
+	}
+	prof := filepath.Join(t.TempDir(), "profiles.yaml")
+	writeFile(t, prof, "version: 1\n"+strings.Join(profiles[0], "\n")+"\n")
+	if r := rein(t, nil, "policy", "lint", "--strict", prof); r.code != 0 || !strings.Contains(r.stdout, "0 warnings") {
+		t.Fatalf("rein policy lint --strict on the profiles of %s: %s", page, r)
 	}
 	// The rule on sandbox is a rule to copy into a policy: it compiles in one.
 	rule := filepath.Join(t.TempDir(), "rule.yaml")
