@@ -52,7 +52,7 @@ func TestContainmentDocsPolicy(t *testing.T) {
 	}
 	prof := filepath.Join(t.TempDir(), "profiles.yaml")
 	writeFile(t, prof, "version: 1\n"+strings.Join(profiles[0], "\n")+"\n")
-	if r := rein(t, nil, "policy", "lint", "--strict", prof); r.code != 0 || !strings.Contains(r.stdout, "0 warnings") {
+	if r := harness.Rein(t, nil, "policy", "lint", "--strict", prof); r.Code != 0 || !strings.Contains(r.Stdout, "0 warnings") {
 		t.Fatalf("rein policy lint --strict on the profiles of %s: %s", page, r)
 	}
 	// The rule on sandbox is a rule to copy into a policy: it compiles in one.
