@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/acs"
 )
 
@@ -121,7 +123,7 @@ func toolCall(name string, args map[string]any) map[string]any {
 // checks that, so every exchange in these tests checks it.
 func postACS(t *testing.T, url, key, body string) (int, acsReply) {
 	t.Helper()
-	code, out := httpDo(t, "POST", url+"/acs", key, []byte(body), "application/json")
+	code, out := harness.HTTPDo(t, "POST", url+"/acs", key, []byte(body), "application/json")
 	var r acsReply
 	if err := json.Unmarshal(out, &r); err != nil || r.JSONRPC != "2.0" {
 		t.Fatalf("POST /acs answered %d %s: not a JSON-RPC response", code, out)
@@ -154,7 +156,7 @@ func postACS(t *testing.T, url, key, body string) (int, acsReply) {
 // TestACSGuardian speaks the OWASP Agent Control Standard v0.1 to POST /acs.
 func TestACSGuardian(t *testing.T) {
 	e := newHookEnv(t)
-	url, agent := e.s.URL, e.keys["builder"]
+	url, agent := e.S.URL, e.Keys["builder"]
 	session := uuid()
 	now := time.Now()
 	send := func(method string, payload any) acsReply {
@@ -234,7 +236,7 @@ func TestACSGuardian(t *testing.T) {
 	if _, r := postACS(t, url, agent, unsigned); r.Error == nil || r.Error.Code != -32004 {
 		t.Fatalf("an unsigned step: %+v", r)
 	}
-	forged := acsEnvelope(e.keys["alice"], "steps/toolCallRequest", uuid(), now, session, toolCall("Bash", map[string]any{"command": "ls"}))
+	forged := acsEnvelope(e.Keys["alice"], "steps/toolCallRequest", uuid(), now, session, toolCall("Bash", map[string]any{"command": "ls"}))
 	if _, r := postACS(t, url, agent, forged); r.Error == nil || r.Error.Code != -32004 {
 		t.Fatalf("a step signed under another key: %+v", r)
 	}
@@ -307,12 +309,12 @@ func TestACSGuardian(t *testing.T) {
 		t.Fatalf("toolCallResult: %+v", r)
 	}
 	var checks []struct{ Decision string }
-	getJSON(t, url+"/v1/sessions/"+session+"/checks", e.keys["alice"], &checks)
+	harness.GetJSON(t, url+"/v1/sessions/"+session+"/checks", e.Keys["alice"], &checks)
 	if len(checks) != 7 {
 		t.Errorf("the session holds %d checks, want the 7 tool calls: %+v", len(checks), checks)
 	}
 	// The result was recorded for the allowed check: a second one is a conflict.
-	if code, body := httpDo(t, "POST", url+"/v1/checks/"+allowCheck+"/result", agent, []byte(`{"status":"succeeded"}`), "application/json"); code != 409 {
+	if code, body := harness.HTTPDo(t, "POST", url+"/v1/checks/"+allowCheck+"/result", agent, []byte(`{"status":"succeeded"}`), "application/json"); code != 409 {
 		t.Errorf("a second result for %s: %d %s; the ACS toolCallResult should have recorded the first", allowCheck, code, body)
 	}
 
@@ -327,11 +329,11 @@ func TestACSGuardian(t *testing.T) {
 	if _, r := postACS(t, url, agent, userMsg); r.Error == nil || r.Error.Code != -32005 {
 		t.Fatalf("replayed userMessage: %+v", r)
 	}
-	e.s.stop()
+	e.S.Stop()
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, hooksPolicy)
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
-	url = e.s.URL
+	harness.WriteFile(t, pol, hooksPolicy)
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
+	url = e.S.URL
 	if _, r := postACS(t, url, agent, replay); r.Error == nil || r.Error.Code != -32003 {
 		t.Fatalf("a step after a restart, before a new handshake: %+v", r)
 	}
@@ -358,7 +360,7 @@ func TestACSGuardian(t *testing.T) {
 	if code, r := postACS(t, url, "", acsEnvelope(agent, "steps/toolCallRequest", uuid(), now, session, toolCall("Bash", nil))); code != 401 || r.Error.Code != -32000 {
 		t.Errorf("no key: %d %+v", code, r)
 	}
-	if code, r := postACS(t, url, e.keys["alice"], acsEnvelope(agent, "system/ping", uuid(), now, session, nil)); code != 403 || r.Error == nil {
+	if code, r := postACS(t, url, e.Keys["alice"], acsEnvelope(agent, "system/ping", uuid(), now, session, nil)); code != 403 || r.Error == nil {
 		t.Errorf("an approver key: %d %+v", code, r)
 	}
 	if code, r := postACS(t, url, agent, `{"jsonrpc":`); code != 400 || r.Error.Code != -32700 {
@@ -381,7 +383,7 @@ func TestACSGuardian(t *testing.T) {
 	}
 
 	// The lifecycle steps are in the audit log, under the session.
-	code, ndjson := httpDo(t, "GET", url+"/v1/audit/entries?start=0&limit=1000", e.s.adminKey(), nil, "")
+	code, ndjson := harness.HTTPDo(t, "GET", url+"/v1/audit/entries?start=0&limit=1000", e.S.AdminKey(), nil, "")
 	if code != 200 {
 		t.Fatalf("audit entries: %d %s", code, ndjson)
 	}
@@ -510,14 +512,14 @@ func acsIsRateLimited(r acsReply) bool {
 // every step; a Guardian must refuse such repeats as replays (acs-f-2), so
 // those steps get a request_id each.
 func TestACSCoreVectors(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, acsVectorPolicy)
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
-	url, key := e.s.URL, e.keys["builder"]
+	harness.WriteFile(t, pol, acsVectorPolicy)
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
+	url, key := e.S.URL, e.Keys["builder"]
 
-	files, _ := filepath.Glob(filepath.Join(moduleRoot, "acs", "testdata", "vectors-acs-core", "vectors", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(harness.ModuleRoot, "acs", "testdata", "vectors-acs-core", "vectors", "*.json"))
 	if len(files) != 43 {
 		t.Fatalf("%d vectors vendored, want the corpus's 43", len(files))
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -30,7 +32,7 @@ import (
 // platform package directly.
 func agentBinary(t *testing.T, which string) string {
 	t.Helper()
-	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "agents"))
+	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "agents"))
 	var pattern string
 	switch which {
 	case "claude":
@@ -244,12 +246,12 @@ trust_level = "trusted"
 	if b, err := os.ReadFile(cfg); err == nil {
 		config = string(b) + "\n" + config
 	}
-	writeFile(t, cfg, config)
+	harness.WriteFile(t, cfg, config)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBinary(t, "codex"), append([]string{"exec"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv("HOME="+home, "CODEX_HOME="+home, "STANDIN_API_KEY=sk-e2e-stand-in"), env...)
+	cmd.Env = append(harness.CleanEnv("HOME="+home, "CODEX_HOME="+home, "STANDIN_API_KEY=sk-e2e-stand-in"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -271,10 +273,10 @@ func TestDocumentedCodexHooksFailClosed(t *testing.T) {
 		t.Fatal("found no Codex hook configuration in the docs; docs/integrations.md has one")
 	}
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, agentPolicy)
-	s := startServer(t, t.TempDir(), nil, "--policy", pol)
-	agent := createAgentKey(t, s, s.adminKey(), "codex", "acme")
-	down := "http://" + freeAddr(t)
+	harness.WriteFile(t, pol, agentPolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", pol)
+	agent := harness.AgentKey(t, s, s.AdminKey(), "codex", "acme")
+	down := "http://" + harness.FreeAddr(t)
 
 	run := func(name, hooks, server string, flags ...string) bool {
 		t.Helper()
@@ -282,7 +284,7 @@ func TestDocumentedCodexHooksFailClosed(t *testing.T) {
 		marker := filepath.Join(dir, "ran")
 		m := newModelStandIn(t, "touch "+marker)
 		if hooks != "" {
-			writeFile(t, filepath.Join(home, "hooks.json"), hooks)
+			harness.WriteFile(t, filepath.Join(home, "hooks.json"), hooks)
 		}
 		args := append([]string{"--skip-git-repo-check", "--sandbox", "danger-full-access"}, flags...)
 		r := runCodex(t, m, dir, home, []string{"REIN_SERVER=" + server, "REIN_KEY=" + agent}, append(args, "run the command")...)
@@ -302,10 +304,10 @@ func TestDocumentedCodexHooksFailClosed(t *testing.T) {
 			trust              bool
 			want               bool
 		}{
-			{"rein up", reinBin, s.URL, true, true},
-			{"rein down", reinBin, down, true, false},
+			{"rein up", harness.Bin, s.URL, true, true},
+			{"rein down", harness.Bin, down, true, false},
 			{"rein not installed", filepath.Join(t.TempDir(), "rein"), down, true, false},
-			{"rein down, hooks not trusted", reinBin, down, false, true},
+			{"rein down, hooks not trusted", harness.Bin, down, false, true},
 		} {
 			var v map[string]any
 			json.Unmarshal(raw, &v)
@@ -336,7 +338,7 @@ func runClaude(t *testing.T, m *modelStandIn, dir, home string, env []string, ar
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBinary(t, "claude"), args...)
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(
+	cmd.Env = append(harness.CleanEnv(
 		"HOME="+home,
 		"ANTHROPIC_BASE_URL="+m.URL,
 		"ANTHROPIC_API_KEY=sk-ant-e2e-stand-in",
@@ -365,8 +367,8 @@ type docSnippet struct {
 // "claude-code" for Claude Code, "rein hook codex" for Codex).
 func hookSnippets(t *testing.T, marker string) []docSnippet {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(moduleRoot, "docs", "*.md"))
-	files = append([]string{filepath.Join(moduleRoot, "README.md")}, files...)
+	files, _ := filepath.Glob(filepath.Join(harness.ModuleRoot, "docs", "*.md"))
+	files = append([]string{filepath.Join(harness.ModuleRoot, "README.md")}, files...)
 	var out []docSnippet
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -393,7 +395,7 @@ func hookSnippets(t *testing.T, marker string) []docSnippet {
 				t.Errorf("%s:%d: a hooks snippet that is not JSON (%v):\n%s", f, start, err, text)
 				continue
 			}
-			rel, _ := filepath.Rel(moduleRoot, f)
+			rel, _ := filepath.Rel(harness.ModuleRoot, f)
 			out = append(out, docSnippet{rel, start, v})
 		}
 	}
@@ -444,10 +446,10 @@ func TestDocumentedClaudeCodeHooksFailClosed(t *testing.T) {
 		t.Fatalf("found %d Claude Code hook configurations in the docs; README.md has two and docs/integrations.md one", len(snippets))
 	}
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, agentPolicy)
-	s := startServer(t, t.TempDir(), nil, "--policy", pol)
-	agent := createAgentKey(t, s, s.adminKey(), "claude", "acme")
-	down := "http://" + freeAddr(t)
+	harness.WriteFile(t, pol, agentPolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", pol)
+	agent := harness.AgentKey(t, s, s.AdminKey(), "claude", "acme")
+	down := "http://" + harness.FreeAddr(t)
 
 	run := func(name, settings, server string) bool {
 		t.Helper()
@@ -456,7 +458,7 @@ func TestDocumentedClaudeCodeHooksFailClosed(t *testing.T) {
 		m := newModelStandIn(t, "touch "+marker)
 		if settings != "" {
 			os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
-			writeFile(t, filepath.Join(dir, ".claude", "settings.json"), settings)
+			harness.WriteFile(t, filepath.Join(dir, ".claude", "settings.json"), settings)
 		}
 		r := runClaude(t, m, dir, home, []string{"REIN_SERVER=" + server, "REIN_KEY=" + agent}, "-p", "run the command", "--output-format", "json", "--allowedTools", "Bash")
 		_, err := os.Stat(marker)
@@ -474,8 +476,8 @@ func TestDocumentedClaudeCodeHooksFailClosed(t *testing.T) {
 			state, bin, server string
 			want               bool
 		}{
-			{"rein up", reinBin, s.URL, true},
-			{"rein down", reinBin, down, false},
+			{"rein up", harness.Bin, s.URL, true},
+			{"rein down", harness.Bin, down, false},
 			{"rein not installed", filepath.Join(t.TempDir(), "rein"), down, false},
 		} {
 			var v map[string]any
@@ -506,8 +508,8 @@ rules:
 // pending, and an ended session still refuses new work.
 func TestClaudeCodeDeferResume(t *testing.T) {
 	t.Parallel()
-	e := newApprovalEnvWith(t, t.TempDir(), deferPolicy)
-	agent := e.keys["builder"]
+	e := harness.NewApprovalEnvWith(t, t.TempDir(), deferPolicy)
+	agent := e.Keys["builder"]
 	for _, via := range []string{"http", "command"} {
 		t.Run(via, func(t *testing.T) {
 			dir, home := t.TempDir(), t.TempDir()
@@ -515,7 +517,7 @@ func TestClaudeCodeDeferResume(t *testing.T) {
 			m := newModelStandIn(t, "touch "+asked)
 			auth := map[string]any{"headers": map[string]any{"Authorization": "Bearer $REIN_KEY"}, "allowedEnvVars": []string{"REIN_KEY"}}
 			hookHTTP := func(url string, extra map[string]any) map[string]any {
-				h := map[string]any{"type": "http", "url": e.s.URL + url}
+				h := map[string]any{"type": "http", "url": e.S.URL + url}
 				for k, v := range auth {
 					h[k] = v
 				}
@@ -525,7 +527,7 @@ func TestClaudeCodeDeferResume(t *testing.T) {
 				return h
 			}
 			hookCmd := func(args string, extra map[string]any) map[string]any {
-				h := map[string]any{"type": "command", "command": reinBin + " hook claude-code" + args}
+				h := map[string]any{"type": "command", "command": harness.Bin + " hook claude-code" + args}
 				for k, v := range extra {
 					h[k] = v
 				}
@@ -547,8 +549,8 @@ func TestClaudeCodeDeferResume(t *testing.T) {
 				"SessionEnd":  []any{map[string]any{"hooks": []any{end}}},
 			}})
 			os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
-			writeFile(t, filepath.Join(dir, ".claude", "settings.json"), string(settings))
-			env := []string{"REIN_SERVER=" + e.s.URL, "REIN_KEY=" + agent}
+			harness.WriteFile(t, filepath.Join(dir, ".claude", "settings.json"), string(settings))
+			env := []string{"REIN_SERVER=" + e.S.URL, "REIN_KEY=" + agent}
 
 			r := runClaude(t, m, dir, home, env, "-p", "run the command", "--output-format", "json", "--allowedTools", "Bash")
 			var out struct {
@@ -563,8 +565,8 @@ func TestClaudeCodeDeferResume(t *testing.T) {
 			if _, err := os.Stat(asked); err == nil {
 				t.Fatal("the deferred command ran")
 			}
-			apr := e.pendingApproval(t, out.SessionID)
-			mustVote(t, e, "alice", apr, "edit", `,"args":{"command":"touch `+edited+`","description":"run the scripted command"}`)
+			apr := e.PendingApproval(t, out.SessionID)
+			harness.MustVote(t, e, "alice", apr, "edit", `,"args":{"command":"touch `+edited+`","description":"run the scripted command"}`)
 
 			r = runClaude(t, m, dir, home, env, "-p", "--resume", out.SessionID, "--output-format", "json", "--allowedTools", "Bash")
 			t.Logf("the resumed run: %v %s\n%.800s\nmodel requests: %v", r.err, r.stdout, r.stderr, m.Requests())
@@ -577,14 +579,14 @@ func TestClaudeCodeDeferResume(t *testing.T) {
 			var s struct {
 				EndedAt *time.Time `json:"ended_at"`
 			}
-			eventually(t, 10*time.Second, "the session ended by the resumed run's SessionEnd", func() string {
-				getJSON(t, e.s.URL+"/v1/sessions/"+out.SessionID, e.keys["alice"], &s)
+			harness.Eventually(t, 10*time.Second, "the session ended by the resumed run's SessionEnd", func() string {
+				harness.GetJSON(t, e.S.URL+"/v1/sessions/"+out.SessionID, e.Keys["alice"], &s)
 				if s.EndedAt == nil {
 					return "not ended"
 				}
 				return ""
 			})
-			code, body := httpDo(t, "POST", e.s.URL+"/v1/check", agent, []byte(`{"tool":"Bash","args":{"command":"ls"},"session":"`+out.SessionID+`"}`), "application/json")
+			code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", agent, []byte(`{"tool":"Bash","args":{"command":"ls"},"session":"`+out.SessionID+`"}`), "application/json")
 			if code != 200 || !strings.Contains(string(body), "was ended") {
 				t.Errorf("a check in the ended session: %d %s", code, body)
 			}

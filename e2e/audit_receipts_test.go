@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	tlog "github.com/transparency-dev/formats/log"
 	fnote "github.com/transparency-dev/formats/note"
 	"github.com/transparency-dev/merkle/proof"
@@ -64,100 +66,100 @@ func startAuditWitness(t *testing.T, origin, vkey, name string) (string, string)
 func TestAuditReceiptsAndWitnesses(t *testing.T) {
 	data := t.TempDir()
 	s, admin, vkey := auditServer(t, data, nil)
-	agent := createAgentKey(t, s, admin, "builder", "default")
-	code, body := httpDo(t, "POST", s.URL+"/v1/check", agent, []byte(`{"tool":"fs.read","args":{"path":"README.md"}}`), "application/json")
+	agent := harness.AgentKey(t, s, admin, "builder", "default")
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/check", agent, []byte(`{"tool":"fs.read","args":{"path":"README.md"}}`), "application/json")
 	if code != 200 {
 		t.Fatalf("check: %d %s", code, body)
 	}
-	var ans checkAnswer
+	var ans harness.CheckAnswer
 	json.Unmarshal(body, &ans)
 	doChecks(t, s, admin, 5)
-	sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
 	dir := t.TempDir()
 
 	// The agent fetches its check's receipt; anyone with the verifier key checks it.
-	r := rein(t, s.clientEnv(agent), "audit", "receipt", ans.ID)
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "c2sp.org/tlog-proof@v1\n") {
+	r := harness.Rein(t, s.ClientEnv(agent), "audit", "receipt", ans.ID)
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "c2sp.org/tlog-proof@v1\n") {
 		t.Fatalf("rein audit receipt: %s", r)
 	}
 	receipt := filepath.Join(dir, "check.tlog-proof")
-	writeFile(t, receipt, r.stdout)
-	if r := rein(t, nil, "audit", "verify-receipt", receipt, "--key", vkey, "--entry"); r.code != 0 ||
-		!strings.HasPrefix(r.stdout, "OK: entry ") || !strings.Contains(r.stdout, "check "+ans.ID) {
+	harness.WriteFile(t, receipt, r.Stdout)
+	if r := harness.Rein(t, nil, "audit", "verify-receipt", receipt, "--key", vkey, "--entry"); r.Code != 0 ||
+		!strings.HasPrefix(r.Stdout, "OK: entry ") || !strings.Contains(r.Stdout, "check "+ans.ID) {
 		t.Fatalf("verify-receipt: %s", r)
 	}
-	if err := verifyReceiptElsewhere(r.stdout, vkey); err != nil {
+	if err := verifyReceiptElsewhere(r.Stdout, vkey); err != nil {
 		t.Fatalf("transparency-dev's code rejects the served receipt: %v", err)
 	}
-	if r := rein(t, nil, "audit", "verify-receipt", receipt, "--key", vkey, "--subject", ans.ID); r.code != 0 {
+	if r := harness.Rein(t, nil, "audit", "verify-receipt", receipt, "--key", vkey, "--subject", ans.ID); r.Code != 0 {
 		t.Fatalf("verify-receipt --subject of its own check: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify-receipt", receipt, "--key", vkey, "--subject", "chk_other"); r.code != 1 || !strings.Contains(r.stdout, "not \"chk_other\"") {
+	if r := harness.Rein(t, nil, "audit", "verify-receipt", receipt, "--key", vkey, "--subject", "chk_other"); r.Code != 1 || !strings.Contains(r.Stdout, "not \"chk_other\"") {
 		t.Fatalf("verify-receipt --subject of another check: %s", r)
 	}
 	tampered := filepath.Join(dir, "tampered.tlog-proof")
-	rc, _ := audit.ParseReceipt([]byte(r.stdout))
+	rc, _ := audit.ParseReceipt([]byte(r.Stdout))
 	rc.Entry = bytes.Replace(rc.Entry, []byte("README.md"), []byte("README.mx"), 1)
-	writeFile(t, tampered, string(rc.Format()))
-	if r := rein(t, nil, "audit", "verify-receipt", tampered, "--key", vkey); r.code != 1 || !strings.HasPrefix(r.stdout, "FAILED") {
+	harness.WriteFile(t, tampered, string(rc.Format()))
+	if r := harness.Rein(t, nil, "audit", "verify-receipt", tampered, "--key", vkey); r.Code != 1 || !strings.HasPrefix(r.Stdout, "FAILED") {
 		t.Fatalf("verify-receipt of a changed entry: %s", r)
 	}
-	if code, _ := httpDo(t, "GET", s.URL+"/v1/checks/chk_nope/receipt", agent, nil, ""); code != 404 {
+	if code, _ := harness.HTTPDo(t, "GET", s.URL+"/v1/checks/chk_nope/receipt", agent, nil, ""); code != 404 {
 		t.Fatalf("receipt of an unknown check: %d", code)
 	}
 
 	// Two witnesses and a policy needing both.
-	_, cpText := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
-	cp, err := audit.ParseCheckpoint(noteText(cpText))
+	_, cpText := harness.HTTPDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
+	cp, err := audit.ParseCheckpoint(harness.NoteText(cpText))
 	if err != nil {
 		t.Fatal(err)
 	}
 	u1, k1 := startAuditWitness(t, cp.Origin, vkey, "w1.example/witness")
 	u2, k2 := startAuditWitness(t, cp.Origin, vkey, "w2.example/witness")
 	policy := filepath.Join(dir, "witnesses.policy")
-	writeFile(t, policy, fmt.Sprintf("log %s\nwitness W1 %s %s\nwitness W2 %s %s\ngroup both all W1 W2\nquorum both\n", vkey, k1, u1, k2, u2))
-	if r := rein(t, nil, "audit", "verify-receipt", receipt, "--policy", policy); r.code != 1 || !strings.Contains(r.stdout, "quorum") {
+	harness.WriteFile(t, policy, fmt.Sprintf("log %s\nwitness W1 %s %s\nwitness W2 %s %s\ngroup both all W1 W2\nquorum both\n", vkey, k1, u1, k2, u2))
+	if r := harness.Rein(t, nil, "audit", "verify-receipt", receipt, "--policy", policy); r.Code != 1 || !strings.Contains(r.Stdout, "quorum") {
 		t.Fatalf("an uncosigned receipt under the policy: %s", r)
 	}
-	r = rein(t, s.clientEnv(agent), "audit", "receipt", ans.ID, "--policy", policy)
-	if r.code != 0 {
+	r = harness.Rein(t, s.ClientEnv(agent), "audit", "receipt", ans.ID, "--policy", policy)
+	if r.Code != 0 {
 		t.Fatalf("cosigned receipt: %s", r)
 	}
-	writeFile(t, receipt, r.stdout)
-	if r := rein(t, nil, "audit", "verify-receipt", receipt, "--policy", policy); r.code != 0 || !strings.Contains(r.stdout, "cosigned by W1, W2") {
+	harness.WriteFile(t, receipt, r.Stdout)
+	if r := harness.Rein(t, nil, "audit", "verify-receipt", receipt, "--policy", policy); r.Code != 0 || !strings.Contains(r.Stdout, "cosigned by W1, W2") {
 		t.Fatalf("verify-receipt --policy: %s", r)
 	}
 
 	// More entries; the witnesses follow with a consistency proof from rein.
 	doChecks(t, s, admin, 5)
-	sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
-	if r := rein(t, s.clientEnv(admin), "audit", "witness", "--policy", policy, "--out", filepath.Join(dir, "latest")); r.code != 0 ||
-		!strings.Contains(r.stdout, "by W1, W2") {
+	harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
+	if r := harness.Rein(t, s.ClientEnv(admin), "audit", "witness", "--policy", policy, "--out", filepath.Join(dir, "latest")); r.Code != 0 ||
+		!strings.Contains(r.Stdout, "by W1, W2") {
 		t.Fatalf("rein audit witness: %s", r)
 	}
 	// Beside the server: each new checkpoint is offered as it comes.
 	follow := filepath.Join(dir, "follow.cosigned")
-	cmd := exec.Command(reinBin, "audit", "witness", "--policy", policy, "--out", follow, "--every", "100ms")
-	cmd.Dir, cmd.Env = moduleRoot, cleanEnv(s.clientEnv(admin)...)
-	var out syncBuffer
+	cmd := exec.Command(harness.Bin, "audit", "witness", "--policy", policy, "--out", follow, "--every", "100ms")
+	cmd.Dir, cmd.Env = harness.ModuleRoot, harness.CleanEnv(s.ClientEnv(admin)...)
+	var out harness.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
 	doChecks(t, s, admin, 3)
-	want := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	want := harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
 	policyText, _ := os.ReadFile(policy)
 	pol, err := audit.ParsePolicy(policyText)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the follower cosigns the newest checkpoint", func() string {
+	harness.Eventually(t, 10*time.Second, "the follower cosigns the newest checkpoint", func() string {
 		b, err := os.ReadFile(follow)
 		if err != nil {
 			return err.Error()
 		}
-		c, err := audit.ParseCheckpoint(noteText(b))
+		c, err := audit.ParseCheckpoint(harness.NoteText(b))
 		if err != nil || c.Size < want {
 			return fmt.Sprintf("cosigned size %d, want %d (%v)\n%s", c.Size, want, err, out.String())
 		}
@@ -172,17 +174,17 @@ func TestAuditReceiptsAndWitnesses(t *testing.T) {
 	}
 
 	bundle := filepath.Join(dir, "bundle")
-	if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle, "--format", "otlp,ocsf", "--policy", policy); r.code != 0 {
+	if r := harness.Rein(t, s.ClientEnv(admin), "audit", "export", "--out", bundle, "--format", "otlp,ocsf", "--policy", policy); r.Code != 0 {
 		t.Fatalf("export: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify", bundle, "--policy", policy); r.code != 0 || !strings.Contains(r.stdout, "cosigned by W1, W2") {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--policy", policy); r.Code != 0 || !strings.Contains(r.Stdout, "cosigned by W1, W2") {
 		t.Fatalf("verify --policy: %s", r)
 	}
 	plain := filepath.Join(dir, "plain")
-	if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", plain); r.code != 0 {
+	if r := harness.Rein(t, s.ClientEnv(admin), "audit", "export", "--out", plain); r.Code != 0 {
 		t.Fatalf("export: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify", plain, "--policy", policy); r.code != 1 || !strings.Contains(r.stdout, "quorum") {
+	if r := harness.Rein(t, nil, "audit", "verify", plain, "--policy", policy); r.Code != 1 || !strings.Contains(r.Stdout, "quorum") {
 		t.Fatalf("verify --policy of an uncosigned bundle: %s", r)
 	}
 	for name, want := range map[string]string{"logs.otlp.jsonl": `"resourceLogs"`, "events.ocsf.jsonl": `"class_uid":6003`} {

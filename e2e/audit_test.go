@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
@@ -32,75 +34,26 @@ rules:
 
 // auditServer starts a server with the audit policy and returns it with its
 // admin key and the verifier key of its checkpoints.
-func auditServer(t *testing.T, data string, env []string) (*server, string, string) {
+func auditServer(t *testing.T, data string, env []string) (*harness.Server, string, string) {
 	t.Helper()
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, auditPolicy)
-	s := startServer(t, data, env, "--policy", pol)
-	admin := s.adminKey()
+	harness.WriteFile(t, pol, auditPolicy)
+	s := harness.StartServer(t, data, env, "--policy", pol)
+	admin := s.AdminKey()
 	var keys struct{ Keys []struct{ Verifier string } }
-	getJSON(t, s.URL+"/v1/audit/keys", admin, &keys)
+	harness.GetJSON(t, s.URL+"/v1/audit/keys", admin, &keys)
 	if len(keys.Keys) == 0 {
 		t.Fatal("no audit signing key published")
 	}
 	return s, admin, keys.Keys[len(keys.Keys)-1].Verifier
 }
 
-// sealedCheckpoint waits until the latest checkpoint covers at least n
-// entries and returns its size.
-func sealedCheckpoint(t testing.TB, s *server, key string, n int64) int64 {
-	t.Helper()
-	var size int64
-	eventually(t, 10*time.Second, "a checkpoint covers the entries", func() string {
-		code, body := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", key, nil, "")
-		if code != 200 {
-			return fmt.Sprintf("checkpoint: %d %s", code, body)
-		}
-		c, err := audit.ParseCheckpoint(noteText(body))
-		if err != nil {
-			return err.Error()
-		}
-		if size = c.Size; size < n {
-			return fmt.Sprintf("checkpoint at %d, want %d", size, n)
-		}
-		return ""
-	})
-	return size
-}
-
-func noteText(signed []byte) string {
-	text, _, _ := bytes.Cut(signed, []byte("\n\n"))
-	return string(text) + "\n"
-}
-
-func doChecks(t *testing.T, s *server, key string, n int) {
+func doChecks(t *testing.T, s *harness.Server, key string, n int) {
 	t.Helper()
 	for i := range n {
-		code, body := httpDo(t, "POST", s.URL+"/v1/check", key, []byte(fmt.Sprintf(`{"tool":"fs.read","args":{"path":"f%d"}}`, i)), "application/json")
+		code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/check", key, []byte(fmt.Sprintf(`{"tool":"fs.read","args":{"path":"f%d"}}`, i)), "application/json")
 		if code != 200 {
 			t.Fatalf("check: %d %s", code, body)
-		}
-	}
-}
-
-func auditSize(t *testing.T, s *server, key string) int64 {
-	t.Helper()
-	return int64(len(allEntries(t, s, key)))
-}
-
-// allEntries reads the whole log, one line per entry.
-func allEntries(t testing.TB, s *server, key string) [][]byte {
-	t.Helper()
-	var out [][]byte
-	for {
-		_, body := httpDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=%d&limit=10000", s.URL, len(out)), key, nil, "")
-		page := bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n"))
-		if len(body) == 0 {
-			page = nil
-		}
-		out = append(out, page...)
-		if len(page) < 10000 {
-			return out
 		}
 	}
 }
@@ -114,7 +67,7 @@ func copyBundle(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(out, name), string(b))
+		harness.WriteFile(t, filepath.Join(out, name), string(b))
 	}
 	return out
 }
@@ -127,7 +80,7 @@ func editLines(t *testing.T, dir, name string, edit func([]string) []string) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	writeFile(t, path, strings.Join(edit(lines), "\n")+"\n")
+	harness.WriteFile(t, path, strings.Join(edit(lines), "\n")+"\n")
 }
 
 // TestAuditTamperBattery exports a real bundle, verifies it, and then
@@ -136,20 +89,20 @@ func TestAuditTamperBattery(t *testing.T) {
 	data := t.TempDir()
 	s, admin, vkey := auditServer(t, data, nil)
 	doChecks(t, s, admin, 40)
-	size := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	size := harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	cli := s.clientEnv(admin)
-	if r := rein(t, cli, "audit", "export", "--out", bundle); r.code != 0 {
+	cli := s.ClientEnv(admin)
+	if r := harness.Rein(t, cli, "audit", "export", "--out", bundle); r.Code != 0 {
 		t.Fatalf("export: %s", r)
 	}
 	pin := filepath.Join(t.TempDir(), "pinned.checkpoint")
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--pin", pin); r.code != 0 || !strings.HasPrefix(r.stdout, "OK") {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--pin", pin); r.Code != 0 || !strings.HasPrefix(r.Stdout, "OK") {
 		t.Fatalf("verify of an untouched bundle: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--trusted", pin); r.code != 0 {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--trusted", pin); r.Code != 0 {
 		t.Fatalf("verify against its own pin: %s", r)
 	}
-	if r := rein(t, cli, "audit", "keys"); r.code != 0 || strings.TrimSpace(r.stdout) != vkey {
+	if r := harness.Rein(t, cli, "audit", "keys"); r.Code != 0 || strings.TrimSpace(r.Stdout) != vkey {
 		t.Fatalf("rein audit keys: %s (want %s)", r, vkey)
 	}
 	mid := int(size / 2)
@@ -188,11 +141,11 @@ func TestAuditTamperBattery(t *testing.T) {
 			cps, _ := os.ReadFile(filepath.Join(dir, "checkpoints.txt"))
 			var keep [][]byte
 			for _, n := range audit.SplitNotes(cps) {
-				if c, _ := audit.ParseCheckpoint(noteText(n)); c.Size <= int64(mid) {
+				if c, _ := audit.ParseCheckpoint(harness.NoteText(n)); c.Size <= int64(mid) {
 					keep = append(keep, n)
 				}
 			}
-			writeFile(t, filepath.Join(dir, "checkpoints.txt"), string(bytes.Join(keep, []byte("\n"))))
+			harness.WriteFile(t, filepath.Join(dir, "checkpoints.txt"), string(bytes.Join(keep, []byte("\n"))))
 		}, []string{"--trusted", pin}, "cut off"},
 		{"a checkpoint's root replaced", func(dir string) {
 			editLines(t, dir, "checkpoints.txt", func(l []string) []string {
@@ -208,26 +161,26 @@ func TestAuditTamperBattery(t *testing.T) {
 		{"a checkpoint signed by another key", func(dir string) {
 			cps, _ := os.ReadFile(filepath.Join(dir, "checkpoints.txt"))
 			notes := audit.SplitNotes(cps)
-			c, _ := audit.ParseCheckpoint(noteText(notes[len(notes)-1]))
+			c, _ := audit.ParseCheckpoint(harness.NoteText(notes[len(notes)-1]))
 			forged, err := audit.Sign(c, otherSigner)
 			if err != nil {
 				t.Fatal(err)
 			}
 			notes[len(notes)-1] = forged
-			writeFile(t, filepath.Join(dir, "checkpoints.txt"), string(bytes.Join(notes, []byte("\n"))))
+			harness.WriteFile(t, filepath.Join(dir, "checkpoints.txt"), string(bytes.Join(notes, []byte("\n"))))
 		}, nil, "does not verify"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyBundle(t, bundle)
 			c.tamper(dir)
-			r := rein(t, nil, append([]string{"audit", "verify", dir, "--key", vkey}, c.extra...)...)
-			if r.code != 1 || !strings.Contains(r.stdout, "FAILED") || !strings.Contains(r.stdout, c.want) {
+			r := harness.Rein(t, nil, append([]string{"audit", "verify", dir, "--key", vkey}, c.extra...)...)
+			if r.Code != 1 || !strings.Contains(r.Stdout, "FAILED") || !strings.Contains(r.Stdout, c.want) {
 				t.Fatalf("tampering (%s) not reported as wanted (%q): %s", c.name, c.want, r)
 			}
 		})
 	}
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", otherVkey); r.code != 1 {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", otherVkey); r.Code != 1 {
 		t.Errorf("verify with an unrelated key passed: %s", r)
 	}
 
@@ -239,21 +192,21 @@ func TestAuditTamperBattery(t *testing.T) {
 	}
 	var origin string
 	if cps, err := os.ReadFile(filepath.Join(bundle, "checkpoints.txt")); err == nil {
-		c, _ := audit.ParseCheckpoint(noteText(audit.SplitNotes(cps)[0]))
+		c, _ := audit.ParseCheckpoint(harness.NoteText(audit.SplitNotes(cps)[0]))
 		origin = c.Origin
 	}
 	cfg := filepath.Join(t.TempDir(), "rein.yaml")
-	writeFile(t, cfg, "audit_origin: "+origin+"\n")
+	harness.WriteFile(t, cfg, "audit_origin: "+origin+"\n")
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, auditPolicy)
-	fork := startServer(t, t.TempDir(), []string{"REIN_AUDIT_KEY=" + strings.TrimSpace(string(skey))}, "--config", cfg, "--policy", pol)
-	forkAdmin := fork.adminKey()
+	harness.WriteFile(t, pol, auditPolicy)
+	fork := harness.StartServer(t, t.TempDir(), []string{"REIN_AUDIT_KEY=" + strings.TrimSpace(string(skey))}, "--config", cfg, "--policy", pol)
+	forkAdmin := fork.AdminKey()
 	doChecks(t, fork, forkAdmin, 3)
-	sealedCheckpoint(t, fork, forkAdmin, auditSize(t, fork, forkAdmin))
-	_, forked := httpDo(t, "GET", fork.URL+"/v1/audit/checkpoint", forkAdmin, nil, "")
+	harness.SealedCheckpoint(t, fork, forkAdmin, harness.AuditSize(t, fork, forkAdmin))
+	_, forked := harness.HTTPDo(t, "GET", fork.URL+"/v1/audit/checkpoint", forkAdmin, nil, "")
 	forkPin := filepath.Join(t.TempDir(), "forked.checkpoint")
-	writeFile(t, forkPin, string(forked))
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--trusted", forkPin); r.code != 1 || !strings.Contains(r.stdout, "rewritten") {
+	harness.WriteFile(t, forkPin, string(forked))
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", vkey, "--trusted", forkPin); r.Code != 1 || !strings.Contains(r.Stdout, "rewritten") {
 		t.Fatalf("a checkpoint of a forked log, signed by the same key, was not reported: %s", r)
 	}
 }
@@ -292,11 +245,11 @@ func b64s(t *testing.T, ss []string) [][]byte {
 func TestAuditProofsWithSecondImplementation(t *testing.T) {
 	s, admin, vkey := auditServer(t, t.TempDir(), nil)
 	doChecks(t, s, admin, 10)
-	old := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
-	_, oldNote := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
+	old := harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
+	_, oldNote := harness.HTTPDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
 	doChecks(t, s, admin, 27)
-	size := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
-	_, newNote := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
+	size := harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
+	_, newNote := harness.HTTPDo(t, "GET", s.URL+"/v1/audit/checkpoint", admin, nil, "")
 	known, err := audit.Verifiers(vkey)
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +262,7 @@ func TestAuditProofsWithSecondImplementation(t *testing.T) {
 	if err != nil || newCP.Size != size {
 		t.Fatalf("latest checkpoint: %v %+v", err, newCP)
 	}
-	_, entries := httpDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=0&limit=%d", s.URL, size), admin, nil, "")
+	_, entries := harness.HTTPDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=0&limit=%d", s.URL, size), admin, nil, "")
 	lines := bytes.Split(bytes.TrimSuffix(entries, []byte("\n")), []byte("\n"))
 	if int64(len(lines)) < size {
 		t.Fatalf("%d entries for a checkpoint of %d", len(lines), size)
@@ -320,7 +273,7 @@ func TestAuditProofsWithSecondImplementation(t *testing.T) {
 			LeafHash string   `json:"leaf_hash"`
 			Hashes   []string `json:"hashes"`
 		}
-		getJSON(t, fmt.Sprintf("%s/v1/audit/proof/inclusion?index=%d&size=%d", s.URL, index, size), admin, &p)
+		harness.GetJSON(t, fmt.Sprintf("%s/v1/audit/proof/inclusion?index=%d&size=%d", s.URL, index, size), admin, &p)
 		leaf := h.HashLeaf(lines[index])
 		if base64.StdEncoding.EncodeToString(leaf) != p.LeafHash {
 			t.Fatalf("entry %d: served leaf hash differs from the hash of its bytes", index)
@@ -338,7 +291,7 @@ func TestAuditProofsWithSecondImplementation(t *testing.T) {
 	var c struct {
 		Hashes []string `json:"hashes"`
 	}
-	getJSON(t, fmt.Sprintf("%s/v1/audit/proof/consistency?old=%d&new=%d", s.URL, old, size), admin, &c)
+	harness.GetJSON(t, fmt.Sprintf("%s/v1/audit/proof/consistency?old=%d&new=%d", s.URL, old, size), admin, &c)
 	if err := proof.VerifyConsistency(h, uint64(old), uint64(size), b64s(t, c.Hashes), oldCP.Root[:], newCP.Root[:]); err != nil {
 		t.Fatalf("consistency proof %d -> %d: %v", old, size, err)
 	}
@@ -348,7 +301,7 @@ func TestAuditProofsWithSecondImplementation(t *testing.T) {
 		t.Fatal("the consistency proof also held for a different old root")
 	}
 	for _, q := range []string{"index=-1", "index=" + fmt.Sprint(size), "index=0&size=" + fmt.Sprint(size+1000), "index=x"} {
-		if code, body := httpDo(t, "GET", s.URL+"/v1/audit/proof/inclusion?"+q, admin, nil, ""); code != 400 {
+		if code, body := harness.HTTPDo(t, "GET", s.URL+"/v1/audit/proof/inclusion?"+q, admin, nil, ""); code != 400 {
 			t.Errorf("inclusion %s: %d %s; want 400", q, code, body)
 		}
 	}
@@ -396,17 +349,17 @@ func TestAuditCrash(t *testing.T) {
 		}()
 	}
 	time.Sleep(1500 * time.Millisecond)
-	s.kill()
+	s.Kill()
 	close(stop)
 	wg.Wait()
 	if len(got) < 50 {
 		t.Fatalf("only %d checks were acknowledged before the kill", len(got))
 	}
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, auditPolicy)
-	s = startServer(t, data, nil, "--policy", pol)
-	size := sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
-	lines := allEntries(t, s, admin)
+	harness.WriteFile(t, pol, auditPolicy)
+	s = harness.StartServer(t, data, nil, "--policy", pol)
+	size := harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
+	lines := harness.AllEntries(t, s, admin)
 	for _, a := range got {
 		if a.index >= int64(len(lines)) {
 			t.Fatalf("check %s was acknowledged with audit_index %d, but the log has %d entries", a.id, a.index, len(lines))
@@ -418,10 +371,10 @@ func TestAuditCrash(t *testing.T) {
 		}
 	}
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle); r.code != 0 {
+	if r := harness.Rein(t, s.ClientEnv(admin), "audit", "export", "--out", bundle); r.Code != 0 {
 		t.Fatalf("export after the crash: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey); r.code != 0 {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", vkey); r.Code != 0 {
 		t.Fatalf("verify after the crash: %s", r)
 	}
 	t.Logf("%d acknowledged checks survived the kill; log of %d entries verifies", len(got), size)
@@ -435,7 +388,7 @@ func tryHTTP(method, url, key string, body []byte) (int, []byte, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := httpClient.Do(req)
+	res, err := harness.HTTPClient.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -456,7 +409,7 @@ func TestAuditDatabaseTamper(t *testing.T) {
 			data := t.TempDir()
 			s, admin, vkey := auditServer(t, data, nil)
 			doChecks(t, s, admin, 12)
-			s.stop() // a graceful stop seals the last entries
+			s.Stop() // a graceful stop seals the last entries
 			db, err := sql.Open("sqlite", filepath.Join(data, "rein.db"))
 			if err != nil {
 				t.Fatal(err)
@@ -472,15 +425,15 @@ func TestAuditDatabaseTamper(t *testing.T) {
 			}
 			db.Close()
 			pol := filepath.Join(t.TempDir(), "policy.yaml")
-			writeFile(t, pol, auditPolicy)
-			s = startServer(t, data, nil, "--policy", pol)
-			sealedCheckpoint(t, s, admin, 1)
+			harness.WriteFile(t, pol, auditPolicy)
+			s = harness.StartServer(t, data, nil, "--policy", pol)
+			harness.SealedCheckpoint(t, s, admin, 1)
 			time.Sleep(1500 * time.Millisecond) // the restart's own entries are sealed
 			bundle := filepath.Join(t.TempDir(), "bundle")
-			if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle); r.code != 0 {
+			if r := harness.Rein(t, s.ClientEnv(admin), "audit", "export", "--out", bundle); r.Code != 0 {
 				t.Fatalf("export: %s", r)
 			}
-			if r := rein(t, nil, "audit", "verify", bundle, "--key", vkey); r.code != 1 || !strings.Contains(r.stdout, c.want) {
+			if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", vkey); r.Code != 1 || !strings.Contains(r.Stdout, c.want) {
 				t.Fatalf("the tampered database was not reported (%q): %s", c.want, r)
 			}
 		})
@@ -493,19 +446,19 @@ func TestAuditDatabaseTamper(t *testing.T) {
 func TestAuditKeyRotation(t *testing.T) {
 	s, admin, oldKey := auditServer(t, t.TempDir(), nil)
 	doChecks(t, s, admin, 5)
-	cli := s.clientEnv(admin)
-	r := rein(t, cli, "audit", "rotate-key")
-	newKey := strings.TrimSpace(r.stdout)
-	if r.code != 0 || newKey == "" || newKey == oldKey {
+	cli := s.ClientEnv(admin)
+	r := harness.Rein(t, cli, "audit", "rotate-key")
+	newKey := strings.TrimSpace(r.Stdout)
+	if r.Code != 0 || newKey == "" || newKey == oldKey {
 		t.Fatalf("rotate-key: %s", r)
 	}
 	doChecks(t, s, admin, 5)
-	sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
-	if r := rein(t, cli, "audit", "keys"); r.code != 0 || strings.TrimSpace(r.stdout) != oldKey+"\n"+newKey {
+	harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
+	if r := harness.Rein(t, cli, "audit", "keys"); r.Code != 0 || strings.TrimSpace(r.Stdout) != oldKey+"\n"+newKey {
 		t.Fatalf("rein audit keys after rotation: %s", r)
 	}
 	var stmt string
-	for _, l := range allEntries(t, s, admin) {
+	for _, l := range harness.AllEntries(t, s, admin) {
 		var e struct {
 			Kind string
 			Data struct{ Old, New, Statement string }
@@ -524,16 +477,16 @@ func TestAuditKeyRotation(t *testing.T) {
 		t.Fatalf("the rotation statement is not signed by both keys: %v (%d signatures)", err, len(n.Sigs))
 	}
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	if r := rein(t, cli, "audit", "export", "--out", bundle); r.code != 0 {
+	if r := harness.Rein(t, cli, "audit", "export", "--out", bundle); r.Code != 0 {
 		t.Fatalf("export: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", oldKey, "--key", newKey); r.code != 0 {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", oldKey, "--key", newKey); r.Code != 0 {
 		t.Fatalf("verify with both keys: %s", r)
 	}
-	if r := rein(t, nil, "audit", "verify", bundle, "--key", oldKey); r.code != 1 {
+	if r := harness.Rein(t, nil, "audit", "verify", bundle, "--key", oldKey); r.Code != 1 {
 		t.Fatalf("verify with the old key alone passed: %s", r)
 	}
-	if code, _ := httpDo(t, "POST", s.URL+"/v1/audit/rotate-key", createAgentKey(t, s, admin, "acme-admin-ish", "acme"), nil, ""); code != 403 {
+	if code, _ := harness.HTTPDo(t, "POST", s.URL+"/v1/audit/rotate-key", harness.AgentKey(t, s, admin, "acme-admin-ish", "acme"), nil, ""); code != 403 {
 		t.Fatalf("an agent key rotated the signing key: %d", code)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // authzenSend posts body with the given Content-Type ("" sends none).
@@ -33,9 +35,9 @@ func authzenSend(t *testing.T, url, key, contentType, body string) (int, string)
 // body; application/json with a charset parameter is accepted.
 func TestAuthZENContentType(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, todoPolicy)
-	s := startServer(t, t.TempDir(), nil, "--policy", pol)
-	agent := createAgentKey(t, s, s.adminKey(), "todo-backend", "todo")
+	harness.WriteFile(t, pol, todoPolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", pol)
+	agent := harness.AgentKey(t, s, s.AdminKey(), "todo-backend", "todo")
 
 	read := `{"subject": {"type": "user", "id": "morty"}, "action": {"name": "can_read_todos"}, "resource": {"type": "todo", "id": "t-1"}}`
 	publish := `{"subject": {"type": "user", "id": "morty"}, "action": {"name": "can_publish_todo"}, "resource": {"type": "todo", "id": "t-1"}`

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // todoPolicy implements the AuthZEN Todo interop scenario as a rein policy:
@@ -73,9 +75,9 @@ func authzenPost(t *testing.T, url, key, body string) (int, map[string]any, http
 // against rein's PDP endpoints.
 func TestAuthZENInterop(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, todoPolicy)
-	s := startServer(t, t.TempDir(), nil, "--policy", pol)
-	agent := createAgentKey(t, s, s.adminKey(), "todo-backend", "todo")
+	harness.WriteFile(t, pol, todoPolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", pol)
+	agent := harness.AgentKey(t, s, s.AdminKey(), "todo-backend", "todo")
 
 	raw, err := os.ReadFile(filepath.Join("testdata", "authzen", "decisions-authorization-api-1_0-02.json"))
 	if err != nil {
@@ -135,7 +137,7 @@ func TestAuthZENInterop(t *testing.T) {
 		t.Errorf("no key: %d", code)
 	}
 	var meta map[string]any
-	getJSON(t, s.URL+"/.well-known/authzen-configuration", "", &meta)
+	harness.GetJSON(t, s.URL+"/.well-known/authzen-configuration", "", &meta)
 	// The metadata names rein's address as people reach it: on a loopback
 	// address without base_url, localhost (serve's default base URL).
 	base := strings.Replace(s.URL, "http://127.0.0.1:", "http://localhost:", 1)
@@ -143,7 +145,7 @@ func TestAuthZENInterop(t *testing.T) {
 		t.Errorf("metadata: %v", meta)
 	}
 	var checks []map[string]any
-	getJSON(t, s.URL+"/v1/checks?tool=can_update_todo&limit=100", s.adminKey(), &checks)
+	harness.GetJSON(t, s.URL+"/v1/checks?tool=can_update_todo&limit=100", s.AdminKey(), &checks)
 	if len(checks) < 10 {
 		t.Errorf("AuthZEN evaluations must be recorded as checks; found %d for can_update_todo", len(checks))
 	}
@@ -155,18 +157,18 @@ func TestAuthZENInterop(t *testing.T) {
 // the approval is permitted exactly once and only for the same action; a
 // swapped approval reference is ignored.
 func TestAuthZENAccessRequest(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, todoPolicy)
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
-	agent := e.keys["builder"]
+	harness.WriteFile(t, pol, todoPolicy)
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
+	agent := e.Keys["builder"]
 	eval := func(extra string) string {
 		return `{"subject": {"type": "user", "id": "morty"}, "action": {"name": "can_publish_todo"},
 			"resource": {"type": "todo", "id": "t-1"}` + extra + `}`
 	}
 
-	code, denied, _ := authzenPost(t, e.s.URL+"/access/v1/evaluation", agent, eval(""))
+	code, denied, _ := authzenPost(t, e.S.URL+"/access/v1/evaluation", agent, eval(""))
 	ctx, _ := denied["context"].(map[string]any)
 	ar, _ := ctx["access_request"].(map[string]any)
 	if code != 200 || denied["decision"] != false || ctx["reason"] != "approval_required" || ar == nil || ar["expires_at"] == nil || ctx["evaluation_id"] == nil {
@@ -175,12 +177,12 @@ func TestAuthZENAccessRequest(t *testing.T) {
 	evaluationID := ctx["evaluation_id"].(string)
 
 	// The submission must describe the denied action.
-	code, prob, _ := authzenPost(t, e.s.URL+"/access/v1/requests", agent, `{"subject": {"type": "user", "id": "rick"},
+	code, prob, _ := authzenPost(t, e.S.URL+"/access/v1/requests", agent, `{"subject": {"type": "user", "id": "rick"},
 		"action": {"name": "can_publish_todo"}, "resource": {"type": "todo", "id": "t-1"}, "denial": {"evaluation_id": "`+evaluationID+`"}}`)
 	if code != 400 || prob["type"] != "urn:openid:authzen:access-request:error:invalid_denial_binding" {
 		t.Fatalf("a submission for another subject: %d %v", code, prob)
 	}
-	code, sub, h := authzenPost(t, e.s.URL+"/access/v1/requests", agent, eval(`, "denial": {"evaluation_id": "`+evaluationID+`"}`))
+	code, sub, h := authzenPost(t, e.S.URL+"/access/v1/requests", agent, eval(`, "denial": {"evaluation_id": "`+evaluationID+`"}`))
 	task, _ := sub["task"].(map[string]any)
 	if code != 202 || task["status"] != "pending" || h.Get("Location") != task["status_endpoint"] {
 		t.Fatalf("access request: %d %v", code, sub)
@@ -188,16 +190,16 @@ func TestAuthZENAccessRequest(t *testing.T) {
 	id := task["id"].(string)
 
 	// Evaluated again while nobody has decided: retry later, not expired.
-	code, waiting, _ := authzenPost(t, e.s.URL+"/access/v1/evaluation", agent, eval(`, "context": {"approval": {"id": "`+id+`"}}`))
+	code, waiting, _ := authzenPost(t, e.S.URL+"/access/v1/evaluation", agent, eval(`, "context": {"approval": {"id": "`+id+`"}}`))
 	wctx, _ := waiting["context"].(map[string]any)
 	if code != 200 || waiting["decision"] != false || wctx["reason"] != "approval_pending" || wctx["next_action"] != "retry" || wctx["retry_after"] == nil {
 		t.Fatalf("a re-evaluation while the approval is pending: %d %v", code, waiting)
 	}
 
 	// Approve, then the task carries the approval to re-evaluate with.
-	mustVote(t, e, "alice", id, "approve", "")
+	harness.MustVote(t, e, "alice", id, "approve", "")
 	var status map[string]any
-	getJSON(t, task["status_endpoint"].(string), agent, &status)
+	harness.GetJSON(t, task["status_endpoint"].(string), agent, &status)
 	result, _ := status["result"].(map[string]any)
 	approvalRef, _ := result["approval"].(map[string]any)
 	if status["task"].(map[string]any)["status"] != "approved" || result["mode"] != "reevaluate" || approvalRef["approved_until"] == nil {
@@ -206,37 +208,37 @@ func TestAuthZENAccessRequest(t *testing.T) {
 	ref, _ := json.Marshal(approvalRef)
 
 	// A swapped reference (for another resource) is ignored, not honoured.
-	code, other, _ := authzenPost(t, e.s.URL+"/access/v1/evaluation", agent, `{"subject": {"type": "user", "id": "morty"},
+	code, other, _ := authzenPost(t, e.S.URL+"/access/v1/evaluation", agent, `{"subject": {"type": "user", "id": "morty"},
 		"action": {"name": "can_publish_todo"}, "resource": {"type": "todo", "id": "t-2"}, "context": {"approval": `+string(ref)+`}}`)
 	if other["decision"] != false || other["context"].(map[string]any)["approval_ignored"] == nil {
 		t.Fatalf("a swapped approval reference: %d %v", code, other)
 	}
 	// The re-evaluation with the approval is permitted, once.
-	code, permitted, _ := authzenPost(t, e.s.URL+"/access/v1/evaluation", agent, eval(`, "context": {"approval": `+string(ref)+`}`))
+	code, permitted, _ := authzenPost(t, e.S.URL+"/access/v1/evaluation", agent, eval(`, "context": {"approval": `+string(ref)+`}`))
 	if code != 200 || permitted["decision"] != true {
 		t.Fatalf("re-evaluation with the approval: %d %v", code, permitted)
 	}
-	code, again, _ := authzenPost(t, e.s.URL+"/access/v1/evaluation", agent, eval(`, "context": {"approval": `+string(ref)+`}`))
+	code, again, _ := authzenPost(t, e.S.URL+"/access/v1/evaluation", agent, eval(`, "context": {"approval": `+string(ref)+`}`))
 	actx, _ := again["context"].(map[string]any)
 	if again["decision"] != false || actx["reason"] != "approval_expired" || actx["next_action"] != "request" || actx["access_request"] == nil {
 		t.Fatalf("the approval reused: %d %v", code, again)
 	}
-	getJSON(t, task["status_endpoint"].(string), agent, &status)
+	harness.GetJSON(t, task["status_endpoint"].(string), agent, &status)
 	if st := status["task"].(map[string]any)["status"]; st != "expired" {
 		t.Errorf("a used approval's task: %v", st)
 	}
 
 	// Cancel a pending one; cancelling again is a conflict.
-	_, denied2, _ := authzenPost(t, e.s.URL+"/access/v1/evaluation", agent, eval(`, "context": {"try": 2}`))
+	_, denied2, _ := authzenPost(t, e.S.URL+"/access/v1/evaluation", agent, eval(`, "context": {"try": 2}`))
 	id2 := denied2["context"].(map[string]any)["rein"].(map[string]any)["approval_id"].(string)
-	if code, c, _ := authzenPost(t, e.s.URL+"/access/v1/requests/"+id2+"/cancel", agent, `{}`); code != 200 || c["task"].(map[string]any)["status"] != "cancelled" {
+	if code, c, _ := authzenPost(t, e.S.URL+"/access/v1/requests/"+id2+"/cancel", agent, `{}`); code != 200 || c["task"].(map[string]any)["status"] != "cancelled" {
 		t.Fatalf("cancel: %d %v", code, c)
 	}
-	if code, c, _ := authzenPost(t, e.s.URL+"/access/v1/requests/"+id2+"/cancel", agent, `{}`); code != 409 || c["type"] != "urn:openid:authzen:access-request:error:invalid_task_state" {
+	if code, c, _ := authzenPost(t, e.S.URL+"/access/v1/requests/"+id2+"/cancel", agent, `{}`); code != 409 || c["type"] != "urn:openid:authzen:access-request:error:invalid_task_state" {
 		t.Fatalf("cancel twice: %d %v", code, c)
 	}
 	// Another agent's task is unknown to it.
-	if code, c, _ := authzenPost(t, e.s.URL+"/access/v1/requests/"+id2+"/cancel", e.keys["builder2"], `{}`); code != 404 {
+	if code, c, _ := authzenPost(t, e.S.URL+"/access/v1/requests/"+id2+"/cancel", e.Keys["builder2"], `{}`); code != 404 {
 		t.Fatalf("another agent cancels: %d %v", code, c)
 	}
 }

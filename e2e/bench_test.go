@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // TestBench runs `rein bench` against a real server deciding with the
@@ -19,18 +21,18 @@ import (
 // with no error, and the audit log holds an entry for each of them.
 func TestBench(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", "bench/policy.yaml")
-	admin := s.adminKey()
-	key := createAgentKey(t, s, admin, "bench", "bench")
-	env := s.clientEnv(key)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", "bench/policy.yaml")
+	admin := s.AdminKey()
+	key := harness.AgentKey(t, s, admin, "bench", "bench")
+	env := s.ClientEnv(key)
 
-	v := rein(t, env, "bench", "--verify")
-	if v.code != 0 || !strings.Contains(v.stdout, "rein decides all 10 checks of the mix as expected") {
+	v := harness.Rein(t, env, "bench", "--verify")
+	if v.Code != 0 || !strings.Contains(v.Stdout, "rein decides all 10 checks of the mix as expected") {
 		t.Fatalf("rein bench --verify: %s", v)
 	}
 
-	r := rein(t, env, "bench", "--duration", "2s", "--warmup", "300ms", "--concurrency", "8", "--output", "json")
-	if r.code != 0 {
+	r := harness.Rein(t, env, "bench", "--duration", "2s", "--warmup", "300ms", "--concurrency", "8", "--output", "json")
+	if r.Code != 0 {
 		t.Fatalf("rein bench: %s", r)
 	}
 	var res struct {
@@ -44,7 +46,7 @@ func TestBench(t *testing.T) {
 		Unexpected  map[string]uint64 `json:"unexpected"`
 		Latency     map[string]float64
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
 		t.Fatalf("rein bench --output json: not JSON: %v\n%s", err, r)
 	}
 	if res.Target != "rein" || res.Concurrency != 8 || res.Duration != 2 || res.Errors != 0 || len(res.Unexpected) != 0 {
@@ -73,8 +75,8 @@ func TestBench(t *testing.T) {
 	// Every answered check has its audit entry: the log grew by at least
 	// the checks counted (warm-up and priming add more).
 	auditor := createKeyWithRole(t, s, admin, "auditor1", "bench", "auditor")
-	eventually(t, reloadTimeout, "the audit log is sealed", func() string {
-		code, body := httpDo(t, "GET", s.URL+"/v1/audit/checkpoint", auditor, nil, "")
+	harness.Eventually(t, harness.ReloadTimeout, "the audit log is sealed", func() string {
+		code, body := harness.HTTPDo(t, "GET", s.URL+"/v1/audit/checkpoint", auditor, nil, "")
 		lines := strings.Split(string(body), "\n")
 		if code != http.StatusOK || len(lines) < 2 {
 			return fmt.Sprintf("%d %s", code, body)
@@ -86,8 +88,8 @@ func TestBench(t *testing.T) {
 	})
 
 	// Ctrl-C in the middle of a run prints what was measured until then.
-	cmd := exec.Command(reinBin, "bench", "--duration", "60s", "--warmup", "200ms", "--concurrency", "4", "--output", "json")
-	cmd.Dir, cmd.Env = moduleRoot, cleanEnv(env...)
+	cmd := exec.Command(harness.Bin, "bench", "--duration", "60s", "--warmup", "200ms", "--concurrency", "4", "--output", "json")
+	cmd.Dir, cmd.Env = harness.ModuleRoot, harness.CleanEnv(env...)
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	if err := cmd.Start(); err != nil {
@@ -99,7 +101,7 @@ func TestBench(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(commandTimeout):
+	case <-time.After(harness.CommandTimeout):
 		cmd.Process.Kill()
 		t.Fatal("rein bench did not stop on SIGINT")
 	}
@@ -114,9 +116,9 @@ func TestBench(t *testing.T) {
 	}
 
 	// Text output, as a person reads it.
-	txt := rein(t, env, "bench", "--duration", "500ms", "--warmup", "0s", "--concurrency", "2", "--mix", "allow=1")
-	if txt.code != 0 || !strings.Contains(txt.stdout, "/s)") ||
-		!strings.Contains(txt.stdout, "p99") || strings.Contains(txt.stdout, "deny") {
+	txt := harness.Rein(t, env, "bench", "--duration", "500ms", "--warmup", "0s", "--concurrency", "2", "--mix", "allow=1")
+	if txt.Code != 0 || !strings.Contains(txt.Stdout, "/s)") ||
+		!strings.Contains(txt.Stdout, "p99") || strings.Contains(txt.Stdout, "deny") {
 		t.Errorf("rein bench text output:\n%s", txt)
 	}
 }
@@ -125,30 +127,30 @@ func TestBench(t *testing.T) {
 // policy is refused before any load, saying why.
 func TestBenchWrongPolicy(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	key := createAgentKey(t, s, s.adminKey(), "bench", "bench")
-	r := rein(t, s.clientEnv(key), "bench", "--duration", "1s")
-	if r.code != 2 || !strings.Contains(r.stderr, "bench/policy.yaml") {
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	key := harness.AgentKey(t, s, s.AdminKey(), "bench", "bench")
+	r := harness.Rein(t, s.ClientEnv(key), "bench", "--duration", "1s")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "bench/policy.yaml") {
 		t.Fatalf("rein bench against the sample policy: %s", r)
 	}
-	r = rein(t, s.clientEnv(key), "bench", "--verify", "--mix", "allow=1")
-	if r.code != 1 || !strings.Contains(r.stdout, "differs") {
+	r = harness.Rein(t, s.ClientEnv(key), "bench", "--verify", "--mix", "allow=1")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "differs") {
 		t.Fatalf("rein bench --verify against the sample policy: %s", r)
 	}
-	if code, _ := httpDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK {
+	if code, _ := harness.HTTPDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK {
 		t.Fatalf("server not ready after the refused runs")
 	}
 }
 
 // createKeyWithRole creates a key with one role and returns its secret.
-func createKeyWithRole(t *testing.T, s *server, admin, name, tenant, role string) string {
+func createKeyWithRole(t *testing.T, s *harness.Server, admin, name, tenant, role string) string {
 	t.Helper()
-	r := rein(t, s.clientEnv(admin), "keys", "create", name, "--role", role, "--tenant", tenant, "--output", "json")
-	if r.code != 0 {
+	r := harness.Rein(t, s.ClientEnv(admin), "keys", "create", name, "--role", role, "--tenant", tenant, "--output", "json")
+	if r.Code != 0 {
 		t.Fatalf("rein keys create %s: %s", name, r)
 	}
 	var k struct{ Key string }
-	if err := json.Unmarshal([]byte(r.stdout), &k); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &k); err != nil {
 		t.Fatal(err)
 	}
 	return k.Key

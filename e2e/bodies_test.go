@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // bodiesPolicy asks for deploys, so that a check and an approval can be
@@ -60,19 +62,19 @@ func stalledBody(addr, path, auth, header string) (took time.Duration, status st
 // pieces within the deadline is read.
 func TestStalledBodiesAreCut(t *testing.T) {
 	t.Parallel() // mostly waiting
-	e := newApprovalEnvWith(t, t.TempDir(), bodiesPolicy)
+	e := harness.NewApprovalEnvWith(t, t.TempDir(), bodiesPolicy)
 	bin, err := buildMCPServer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := startAndRead(t, exec.Command(reinBin, "mcp", "--listen", "127.0.0.1:0", "--name", "go", "--upstream", bin, "--upstream-arg", filepath.Join(t.TempDir(), "record.txt")),
-		cleanEnv("REIN_SERVER="+e.s.URL, "REIN_KEY="+e.keys["builder"]), "rein mcp is listening on ", true)
-	api := strings.TrimPrefix(e.s.URL, "http://")
+	gw := startAndRead(t, exec.Command(harness.Bin, "mcp", "--listen", "127.0.0.1:0", "--name", "go", "--upstream", bin, "--upstream-arg", filepath.Join(t.TempDir(), "record.txt")),
+		harness.CleanEnv("REIN_SERVER="+e.S.URL, "REIN_KEY="+e.Keys["builder"]), "rein mcp is listening on ", true)
+	api := strings.TrimPrefix(e.S.URL, "http://")
 	gwAddr := strings.TrimSuffix(strings.TrimPrefix(gw, "http://"), "/mcp")
-	agent := e.keys["builder"]
+	agent := e.Keys["builder"]
 
 	// An approval to long-poll on.
-	code, body := httpDo(t, "POST", e.s.URL+"/v1/check", agent, []byte(`{"tool":"deploy.run","args":{"env":"prod"}}`), "application/json")
+	code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", agent, []byte(`{"tool":"deploy.run","args":{"env":"prod"}}`), "application/json")
 	var asked struct{ Approval struct{ ID string } }
 	if json.Unmarshal(body, &asked); code != 200 || asked.Approval.ID == "" {
 		t.Fatalf("the asked check: %d %s", code, body)
@@ -117,20 +119,20 @@ func TestStalledBodiesAreCut(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		start := time.Now()
-		code, body := httpDo(t, "POST", e.s.URL+"/v1/check", agent, []byte(`{"tool":"deploy.run","args":{"env":"staging"},"wait_ms":14000}`), "application/json")
+		code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", agent, []byte(`{"tool":"deploy.run","args":{"env":"staging"},"wait_ms":14000}`), "application/json")
 		slows <- slow{"a check waiting 14 s", time.Since(start), code, string(body)}
 	}()
 	go func() {
 		defer wg.Done()
 		start := time.Now()
-		code, body := httpDo(t, "GET", e.s.URL+"/v1/approvals/"+asked.Approval.ID+"/wait?timeout_ms=14000", agent, nil, "")
+		code, body := harness.HTTPDo(t, "GET", e.S.URL+"/v1/approvals/"+asked.Approval.ID+"/wait?timeout_ms=14000", agent, nil, "")
 		slows <- slow{"a 14 s long-poll", time.Since(start), code, string(body)}
 	}()
 	go func() {
 		defer wg.Done()
 		start := time.Now()
-		req, _ := http.NewRequest("GET", e.s.URL+"/v1/events", nil)
-		req.Header.Set("Authorization", "Bearer "+e.keys["alice"])
+		req, _ := http.NewRequest("GET", e.S.URL+"/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+e.Keys["alice"])
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			slows <- slow{"an event stream", time.Since(start), 0, err.Error()}

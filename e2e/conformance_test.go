@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	reinapi "github.com/reinhq/rein"
 	"github.com/reinhq/rein/client"
 )
@@ -73,18 +75,18 @@ type entryPoint struct {
 }
 
 type conformance struct {
-	*mcpEnv
+	*harness.MCPEnv
 	seq atomic.Int64
 }
 
 func TestConformanceOfEveryEntryPoint(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
-	m := newMCPEnv(t)
+	m := harness.NewMCPEnv(t)
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, conformancePolicy)
-	m.s.stop()
-	m.s = startServer(t, m.s.Data, nil, "--policy", pol)
-	c := &conformance{mcpEnv: m}
+	harness.WriteFile(t, pol, conformancePolicy)
+	m.S.Stop()
+	m.S = harness.StartServer(t, m.S.Data, nil, "--policy", pol)
+	c := &conformance{MCPEnv: m}
 
 	for _, ep := range entryPoints() {
 		t.Run(ep.name, func(t *testing.T) {
@@ -119,7 +121,7 @@ func (c *conformance) runScenario(t *testing.T, ep entryPoint, sc scenario) []st
 	session := fmt.Sprintf("conf-%d", n)
 	var calls []map[string]any
 	for i, content := range sc.calls {
-		calls = append(calls, map[string]any{"path": filepath.Join(c.root, fmt.Sprintf("out-%d-%d.txt", n, i)), "content": content + fmt.Sprintf(" #%d", n)})
+		calls = append(calls, map[string]any{"path": filepath.Join(c.Root, fmt.Sprintf("out-%d-%d.txt", n, i)), "content": content + fmt.Sprintf(" #%d", n)})
 	}
 	done := make(chan string, 1)
 	if sc.act.vote != "" {
@@ -160,14 +162,14 @@ func (c *conformance) approver(t *testing.T, call map[string]any, a act, suffix 
 			ID   string
 			Args map[string]any
 		}
-		code, body := httpDo(t, "GET", c.s.URL+"/v1/approvals?status=pending", c.keys["alice"], nil, "")
+		code, body := harness.HTTPDo(t, "GET", c.S.URL+"/v1/approvals?status=pending", c.Keys["alice"], nil, "")
 		if code == 200 && json.Unmarshal(body, &list) == nil {
 			for _, p := range list {
 				if p.Args["content"] != call["content"] {
 					continue
 				}
 				if a.lock {
-					code, body := httpDo(t, "POST", c.s.URL+"/v1/locks", c.s.adminKey(), []byte(`{"tenant":"acme","target":{"agent":"builder"},"reason":"conformance: lock during wait"}`), "application/json")
+					code, body := harness.HTTPDo(t, "POST", c.S.URL+"/v1/locks", c.S.AdminKey(), []byte(`{"tenant":"acme","target":{"agent":"builder"},"reason":"conformance: lock during wait"}`), "application/json")
 					if code != 201 {
 						return fmt.Sprintf("lock: %d %s", code, body)
 					}
@@ -176,7 +178,7 @@ func (c *conformance) approver(t *testing.T, call map[string]any, a act, suffix 
 					// The lock invalidates the pending approval; it is held while
 					// the entry point answers, then lifted for the next row.
 					time.Sleep(3 * time.Second)
-					httpDo(t, "DELETE", c.s.URL+"/v1/locks/"+l.ID, c.s.adminKey(), nil, "")
+					harness.HTTPDo(t, "DELETE", c.S.URL+"/v1/locks/"+l.ID, c.S.AdminKey(), nil, "")
 					return ""
 				}
 				extra := ""
@@ -184,7 +186,7 @@ func (c *conformance) approver(t *testing.T, call map[string]any, a act, suffix 
 					b, _ := json.Marshal(map[string]any{"path": call["path"], "content": a.edit + suffix})
 					extra = `,"args":` + string(b)
 				}
-				if code, body := c.vote("alice", p.ID, a.vote, extra); code != 200 {
+				if code, body := c.Vote("alice", p.ID, a.vote, extra); code != 200 {
 					return fmt.Sprintf("%s: %d %v", a.vote, code, body)
 				}
 				return ""
@@ -222,10 +224,10 @@ func entryPoints() []entryPoint {
 			return c.goGuard(t, session, calls)
 		}},
 		{"typescript-sdk-guard", func(t *testing.T, c *conformance, session string, calls []map[string]any) []map[string]any {
-			return c.script(t, session, calls, "node", "--input-type=module", "-e", tsGuard, filepath.Join(moduleRoot, "sdk", "typescript", "src", "index.js"))
+			return c.script(t, session, calls, "node", "--input-type=module", "-e", tsGuard, filepath.Join(harness.ModuleRoot, "sdk", "typescript", "src", "index.js"))
 		}},
 		{"python-sdk-guarded", func(t *testing.T, c *conformance, session string, calls []map[string]any) []map[string]any {
-			return c.script(t, session, calls, "python3", "-c", pyGuarded, filepath.Join(moduleRoot, "sdk", "python"))
+			return c.script(t, session, calls, "python3", "-c", pyGuarded, filepath.Join(harness.ModuleRoot, "sdk", "python"))
 		}},
 	}
 }
@@ -233,7 +235,7 @@ func entryPoints() []entryPoint {
 // goGuard runs each call through the Go client's Guard: what ran is what
 // the guarded function was called with.
 func (c *conformance) goGuard(t *testing.T, session string, calls []map[string]any) []map[string]any {
-	cl := client.New(c.s.URL, c.keys["builder"])
+	cl := client.New(c.S.URL, c.Keys["builder"])
 	var ran []map[string]any
 	for _, call := range calls {
 		raw, _ := json.Marshal(call)
@@ -289,11 +291,11 @@ print(json.dumps(ran))
 // script runs an SDK script with the plan as its last argument and decodes
 // the JSON list it prints.
 func (c *conformance) script(t *testing.T, session string, calls []map[string]any, name string, args ...string) []map[string]any {
-	plan, _ := json.Marshal(map[string]any{"server": c.s.URL, "key": c.keys["builder"], "session": session, "calls": calls})
+	plan, _ := json.Marshal(map[string]any{"server": c.S.URL, "key": c.Keys["builder"], "session": session, "calls": calls})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, append(args, string(plan))...)
-	cmd.Env = cleanEnv()
+	cmd.Env = harness.CleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -310,11 +312,11 @@ func (c *conformance) script(t *testing.T, session string, calls []map[string]an
 // args of an allow; on ask it waits (wait_ms in the check, the approval's
 // wait endpoint, or a re-submission once the approver acted).
 func (c *conformance) httpCheck(t *testing.T, session string, calls []map[string]any, how string) []map[string]any {
-	agent := c.keys["builder"]
+	agent := c.Keys["builder"]
 	var ran []map[string]any
 	check := func(args map[string]any, waitMS int) map[string]any {
 		body, _ := json.Marshal(map[string]any{"tool": "fs.write_file", "args": args, "session": session, "wait_ms": waitMS})
-		code, out := httpDo(t, "POST", c.s.URL+"/v1/check", agent, body, "application/json")
+		code, out := harness.HTTPDo(t, "POST", c.S.URL+"/v1/check", agent, body, "application/json")
 		var a map[string]any
 		if json.Unmarshal(out, &a) != nil || code != 200 {
 			t.Fatalf("POST /v1/check: %d %s", code, out)
@@ -329,13 +331,13 @@ func (c *conformance) httpCheck(t *testing.T, session string, calls []map[string
 		a := check(call, wait)
 		if a["decision"] == "ask" && how == "wait" {
 			id := a["approval"].(map[string]any)["id"].(string)
-			_, a = c.wait("builder", id, 30000)
+			_, a = c.Wait("builder", id, 30000)
 		}
 		if a["decision"] == "ask" && how == "resubmit" {
 			id := a["approval"].(map[string]any)["id"].(string)
-			eventually(t, 30*time.Second, "approval "+id+" decided", func() string {
+			harness.Eventually(t, 30*time.Second, "approval "+id+" decided", func() string {
 				var ap struct{ Status string }
-				getJSON(t, c.s.URL+"/v1/approvals/"+id, c.keys["alice"], &ap)
+				harness.GetJSON(t, c.S.URL+"/v1/approvals/"+id, c.Keys["alice"], &ap)
 				if ap.Status == "pending" {
 					return "pending"
 				}
@@ -363,9 +365,9 @@ func (c *conformance) hook(t *testing.T, session string, calls []map[string]any,
 		in := ccInput(session, "fs.write_file", string(input))
 		var o hookOutput
 		if cli {
-			o = runHook(t, c.s.clientEnv(c.keys["builder"]), in, "--on-ask", "wait", "--wait", "30s")
+			o = runHook(t, c.S.ClientEnv(c.Keys["builder"]), in, "--on-ask", "wait", "--wait", "30s")
 		} else {
-			code, out := httpDo(t, "POST", c.s.URL+"/v1/hooks/claude-code?on_ask=wait&wait=30s", c.keys["builder"], []byte(in), "application/json")
+			code, out := harness.HTTPDo(t, "POST", c.S.URL+"/v1/hooks/claude-code?on_ask=wait&wait=30s", c.Keys["builder"], []byte(in), "application/json")
 			if code != 200 {
 				t.Fatalf("hook: %d %s", code, out)
 			}
@@ -393,7 +395,7 @@ func (c *conformance) acs(t *testing.T, session string, calls []map[string]any) 
 	var ran []map[string]any
 	for _, call := range calls {
 		send := func() acsReply {
-			r := acsToolCall(t, c.s.URL, c.keys["builder"], session, call)
+			r := acsToolCall(t, c.S.URL, c.Keys["builder"], session, call)
 			if r.Result == nil {
 				t.Fatalf("acs: %+v", r.Error)
 			}
@@ -402,9 +404,9 @@ func (c *conformance) acs(t *testing.T, session string, calls []map[string]any) 
 		r := send()
 		if r.Result.Decision == "ask" {
 			id, _ := r.Result.PolicyData["rein"].(map[string]any)["approval_id"].(string)
-			eventually(t, 30*time.Second, "approval "+id+" decided", func() string {
+			harness.Eventually(t, 30*time.Second, "approval "+id+" decided", func() string {
 				var ap struct{ Status string }
-				getJSON(t, c.s.URL+"/v1/approvals/"+id, c.keys["alice"], &ap)
+				harness.GetJSON(t, c.S.URL+"/v1/approvals/"+id, c.Keys["alice"], &ap)
 				if ap.Status == "pending" {
 					return "pending"
 				}
@@ -442,7 +444,7 @@ func (c *conformance) gateway(t *testing.T, calls []map[string]any) []map[string
 	for _, call := range calls {
 		steps = append(steps, map[string]any{"op": "call", "name": "write_file", "arguments": call})
 	}
-	c.runClient(t, c.stdioPlan(c.s.URL, c.keys["builder"], "none", "30s", steps...))
+	c.RunClient(t, c.StdioPlan(c.S.URL, c.Keys["builder"], "none", "30s", steps...))
 	var ran []map[string]any
 	for _, call := range calls {
 		b, err := os.ReadFile(call["path"].(string))
@@ -458,23 +460,23 @@ func (c *conformance) gateway(t *testing.T, calls []map[string]any) []map[string
 // TestSessionsEndAtEveryEntryPoint: every entry point records the end of
 // its session (session.ended); later checks in it are denied.
 func TestSessionsEndAtEveryEntryPoint(t *testing.T) {
-	m := newMCPEnv(t)
+	m := harness.NewMCPEnv(t)
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, conformancePolicy)
-	m.s.stop()
-	m.s = startServer(t, m.s.Data, nil, "--policy", pol)
-	c := &conformance{mcpEnv: m}
-	agent := m.keys["builder"]
+	harness.WriteFile(t, pol, conformancePolicy)
+	m.S.Stop()
+	m.S = harness.StartServer(t, m.S.Data, nil, "--policy", pol)
+	c := &conformance{MCPEnv: m}
+	agent := m.Keys["builder"]
 	write := func(n int) map[string]any {
-		return map[string]any{"path": filepath.Join(m.root, fmt.Sprintf("end-%d.txt", n)), "content": "allow end"}
+		return map[string]any{"path": filepath.Join(m.Root, fmt.Sprintf("end-%d.txt", n)), "content": "allow end"}
 	}
 	ended := func(session string) {
 		t.Helper()
-		eventually(t, 10*time.Second, "session "+session+" ended", func() string {
+		harness.Eventually(t, 10*time.Second, "session "+session+" ended", func() string {
 			var s struct {
 				EndedAt *time.Time `json:"ended_at"`
 			}
-			getJSON(t, m.s.URL+"/v1/sessions/"+session, m.keys["alice"], &s)
+			harness.GetJSON(t, m.S.URL+"/v1/sessions/"+session, m.Keys["alice"], &s)
 			if s.EndedAt == nil {
 				return "not ended"
 			}
@@ -486,31 +488,31 @@ func TestSessionsEndAtEveryEntryPoint(t *testing.T) {
 	}
 
 	c.httpCheck(t, "end-http", []map[string]any{write(1)}, "resubmit")
-	if code, body := httpDo(t, "POST", m.s.URL+"/v1/sessions/end-http/end", agent, nil, ""); code != 200 {
+	if code, body := harness.HTTPDo(t, "POST", m.S.URL+"/v1/sessions/end-http/end", agent, nil, ""); code != 200 {
 		t.Fatalf("POST /v1/sessions/end-http/end: %d %s", code, body)
 	}
 	ended("end-http")
 
 	c.hook(t, "end-hook-http", []map[string]any{write(2)}, false, false)
 	endInput := `{"session_id":"end-hook-http","hook_event_name":"SessionEnd","reason":"exit"}`
-	if code, out := httpDo(t, "POST", m.s.URL+"/v1/hooks/claude-code", agent, []byte(endInput), "application/json"); code != 200 || strings.TrimSpace(string(out)) != "{}" {
+	if code, out := harness.HTTPDo(t, "POST", m.S.URL+"/v1/hooks/claude-code", agent, []byte(endInput), "application/json"); code != 200 || strings.TrimSpace(string(out)) != "{}" {
 		t.Fatalf("SessionEnd over HTTP: %d %s", code, out)
 	}
 	ended("end-hook-http")
 
 	c.hook(t, "end-hook-cli", []map[string]any{write(3)}, true, false)
-	if r := rein(t, m.s.clientEnv(agent), "hook", "claude-code"); r.code != 0 {
+	if r := harness.Rein(t, m.S.ClientEnv(agent), "hook", "claude-code"); r.Code != 0 {
 		t.Logf("hook with no input: %v", r) // reading nothing is a deny; the next call ends the session
 	}
-	cmd := exec.Command(reinBin, "hook", "claude-code")
-	cmd.Env, cmd.Stdin = m.s.clientEnv(agent), strings.NewReader(`{"session_id":"end-hook-cli","hook_event_name":"SessionEnd","reason":"exit"}`)
+	cmd := exec.Command(harness.Bin, "hook", "claude-code")
+	cmd.Env, cmd.Stdin = m.S.ClientEnv(agent), strings.NewReader(`{"session_id":"end-hook-cli","hook_event_name":"SessionEnd","reason":"exit"}`)
 	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "{}" {
 		t.Fatalf("SessionEnd over the CLI: %q %v", out, err)
 	}
 	ended("end-hook-cli")
 
 	c.acs(t, "end-acs", []map[string]any{write(4)})
-	if _, r := postACS(t, m.s.URL, agent, acsEnvelope(agent, "steps/sessionEnd", uuid(), time.Now(), "end-acs", map[string]any{"reason": "done"})); r.Result == nil {
+	if _, r := postACS(t, m.S.URL, agent, acsEnvelope(agent, "steps/sessionEnd", uuid(), time.Now(), "end-acs", map[string]any{"reason": "done"})); r.Result == nil {
 		t.Fatalf("steps/sessionEnd: %+v", r.Error)
 	}
 	ended("end-acs")
@@ -519,7 +521,7 @@ func TestSessionsEndAtEveryEntryPoint(t *testing.T) {
 	var checks []struct {
 		Check struct{ Session string } `json:"check"`
 	}
-	getJSON(t, m.s.URL+"/v1/checks?tool=fs.write_file&limit=1", m.keys["alice"], &checks)
+	harness.GetJSON(t, m.S.URL+"/v1/checks?tool=fs.write_file&limit=1", m.Keys["alice"], &checks)
 	if len(checks) != 1 || !strings.HasPrefix(checks[0].Check.Session, "mcp-") {
 		t.Fatalf("the gateway's check: %+v", checks)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // reviewsConsolePolicy allows deploys and queues a review of every one, and
@@ -27,14 +29,14 @@ rules:
 // nothing.
 func TestConsoleReviews(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
-	e := newConsoleEnvPolicy(t, reviewsConsolePolicy)
-	env := e.s.clientEnv(e.keys["builder"])
+	e := harness.NewConsoleEnvPolicy(t, reviewsConsolePolicy)
+	env := e.S.ClientEnv(e.Keys["builder"])
 	reviewOf := func(checkID string) (string, error) {
 		var list []struct {
 			ID      string `json:"id"`
 			CheckID string `json:"check_id"`
 		}
-		getJSON(t, e.s.URL+"/v1/reviews?status=all", e.keys["olga"], &list)
+		harness.GetJSON(t, e.S.URL+"/v1/reviews?status=all", e.Keys["olga"], &list)
 		for _, r := range list {
 			if r.CheckID == checkID {
 				return r.ID, nil
@@ -42,13 +44,13 @@ func TestConsoleReviews(t *testing.T) {
 		}
 		return "", fmt.Errorf("check %s queued no review (reviews: %v)", checkID, list)
 	}
-	steps := map[string]stepFunc{
+	steps := map[string]harness.StepFunc{
 		"allowed": func(string) string {
-			d, r := checkJSON(t, env, "deploy", `{"service":"docs-prod","env":"prod"}`, "--session", "run-r")
+			d, r := harness.CheckJSON(t, env, "deploy", `{"service":"docs-prod","env":"prod"}`, "--session", "run-r")
 			if d.Decision != "allow" {
 				return "FAIL: deploy: " + r.String()
 			}
-			n, r := checkJSON(t, env, "notes.add", `{"text":"<img src=x onerror=alert(1)><script>window.__pwned=true</script>"}`, "--session", "run-r")
+			n, r := harness.CheckJSON(t, env, "notes.add", `{"text":"<img src=x onerror=alert(1)><script>window.__pwned=true</script>"}`, "--session", "run-r")
 			if n.Decision != "allow" {
 				return "FAIL: notes.add: " + r.String()
 			}
@@ -64,12 +66,12 @@ func TestConsoleReviews(t *testing.T) {
 			return string(b)
 		},
 		"agent-check": func(string) string {
-			a, r := checkJSON(t, env, "deploy", `{"service":"docs","env":"staging"}`, "--session", "run-s")
+			a, r := harness.CheckJSON(t, env, "deploy", `{"service":"docs","env":"staging"}`, "--session", "run-s")
 			if a.Decision == "" {
 				return "FAIL: " + r.String()
 			}
 			return a.Decision + ": " + a.Reason
 		},
 	}
-	e.runBrowser("reviews.mjs", steps)
+	e.RunBrowser("reviews.mjs", steps)
 }

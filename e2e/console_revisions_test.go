@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 const revisionPolicy = `version: 1
@@ -33,26 +35,26 @@ rules:
 // shown again, it names each payment in the version shown.
 func TestConsoleRevisions(t *testing.T) {
 	t.Parallel() // mostly waiting on a browser, Node.js and a server of its own
-	e := newConsoleEnvPolicy(t, revisionPolicy)
+	e := harness.NewConsoleEnvPolicy(t, revisionPolicy)
 	for _, name := range []string{"carol", "dave"} {
-		code, body := httpDo(t, "POST", e.s.URL+"/v1/keys", e.keys["admin"], []byte(fmt.Sprintf(
+		code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/keys", e.Keys["admin"], []byte(fmt.Sprintf(
 			`{"name":%q,"tenant":"acme","roles":["approver"],"groups":["finance"]}`, name)), "application/json")
 		if code != 201 {
 			t.Fatalf("create key %s: %d %s", name, code, body)
 		}
 		var created struct{ Key string }
 		json.Unmarshal(body, &created)
-		e.keys[name] = created.Key
+		e.Keys[name] = created.Key
 	}
-	var agent *agentRun
+	var agent *harness.AgentRun
 	var id string
-	steps := map[string]stepFunc{
+	steps := map[string]harness.StepFunc{
 		// ask: the agent asks to pay acct-a and waits.
 		"ask": func(string) string {
-			agent = e.startAgent("check", "pay", "--args", `{"amount":50,"to":"acct-a"}`, "--session", "pay-1",
+			agent = e.StartAgent("check", "pay", "--args", `{"amount":50,"to":"acct-a"}`, "--session", "pay-1",
 				"--intent", "pay the supplier", "--wait", "120s", "--output", "json")
 			var err error
-			if id, err = e.pendingFor("pay", "pay-1"); err != nil {
+			if id, err = e.PendingFor("pay", "pay-1"); err != nil {
 				return "FAIL: " + err.Error()
 			}
 			return id
@@ -60,13 +62,13 @@ func TestConsoleRevisions(t *testing.T) {
 		// turn: the agent asks for two payments in one turn; answers their ids.
 		"turn": func(string) string {
 			for _, args := range []string{`{"amount":70,"to":"acct-b"}`, `{"amount":80,"to":"acct-c"}`} {
-				e.startAgent("check", "pay", "--args", args, "--session", "pay-2", "--batch", "turn-1",
+				e.StartAgent("check", "pay", "--args", args, "--session", "pay-2", "--batch", "turn-1",
 					"--intent", "pay two suppliers", "--wait", "120s", "--output", "json")
 			}
 			deadline := time.Now().Add(15 * time.Second)
 			for time.Now().Before(deadline) {
 				var list []struct{ ID, Tool string }
-				getJSON(t, e.s.URL+"/v1/approvals?status=pending&session=pay-2", e.keys["fin"], &list)
+				harness.GetJSON(t, e.S.URL+"/v1/approvals?status=pending&session=pay-2", e.Keys["fin"], &list)
 				if len(list) == 2 {
 					return list[0].ID + " " + list[1].ID
 				}
@@ -82,10 +84,10 @@ func TestConsoleRevisions(t *testing.T) {
 				target = arg
 			}
 			var a struct{ Args map[string]any }
-			getJSON(t, e.s.URL+"/v1/approvals/"+target, e.keys["dave"], &a)
+			harness.GetJSON(t, e.S.URL+"/v1/approvals/"+target, e.Keys["dave"], &a)
 			a.Args["to"] = "acct-mallory"
-			code, body := httpDo(t, "POST", e.s.URL+"/v1/approvals/"+target+"/votes", e.keys["dave"],
-				[]byte(`{"vote":"edit","args":`+mustJSON(a.Args)+`,"revision":1,"message":"the new account"}`), "application/json")
+			code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/approvals/"+target+"/votes", e.Keys["dave"],
+				[]byte(`{"vote":"edit","args":`+harness.MustJSON(a.Args)+`,"revision":1,"message":"the new account"}`), "application/json")
 			var edited struct{ Revision int }
 			if code != 200 || json.Unmarshal(body, &edited) != nil || edited.Revision != 2 {
 				return fmt.Sprintf("FAIL: dave's edit: want 200 and revision 2, got %d %s", code, body)
@@ -102,18 +104,18 @@ func TestConsoleRevisions(t *testing.T) {
 		},
 		// agent: what the waiting agent received.
 		"agent": func(string) string {
-			res, err := agent.wait(20 * time.Second)
+			res, err := agent.Wait(20 * time.Second)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
-			ans, err := checkAnswerJSON(res)
+			ans, err := harness.CheckAnswerJSON(res)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
 			return fmt.Sprintf("%s %v", ans.Decision, ans.Args["to"])
 		},
 	}
-	e.runBrowser("revisions.mjs", steps)
+	e.RunBrowser("revisions.mjs", steps)
 
 	// Whatever the script saw: no approve of the agent's request counted,
 	// and the approval resolved with the edit carol approved.
@@ -124,7 +126,7 @@ func TestConsoleRevisions(t *testing.T) {
 
 // approvalState says where an approval stands: its status, its revision and
 // each vote as by:vote@revision.
-func approvalState(t *testing.T, e *consoleEnv, id string) string {
+func approvalState(t *testing.T, e *harness.ConsoleEnv, id string) string {
 	var a struct {
 		Status   string
 		Revision int
@@ -133,7 +135,7 @@ func approvalState(t *testing.T, e *consoleEnv, id string) string {
 			Revision int
 		}
 	}
-	getJSON(t, e.s.URL+"/v1/approvals/"+id, e.keys["fin"], &a)
+	harness.GetJSON(t, e.S.URL+"/v1/approvals/"+id, e.Keys["fin"], &a)
 	votes := make([]string, len(a.Votes))
 	for i, v := range a.Votes {
 		votes[i] = fmt.Sprintf("%s:%s@%d", v.By, v.Vote, v.Revision)

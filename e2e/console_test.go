@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"archive/tar"
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,15 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/internal/testenv"
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // The console's browser tests: rein serve runs for real, Debian's Chromium
@@ -29,214 +24,6 @@ import (
 //
 // Screenshots go to a temporary directory, or to docs/img/ when
 // REIN_UPDATE_SCREENSHOTS=1.
-
-const consolePolicy = `version: 1
-default: allow
-approval: {approvers: ["group:oncall"], quorum: 1, ttl: 15m, grant_ttl: 10m}
-rules:
-  - id: deploys-need-on-call
-    when: 'tool == "deploy"'
-    decision: ask
-    reason: "production deploys need an on-call approval"
-  - id: destructive-shell
-    when: 'tool == "shell.exec" && "shell.destructive" in risk'
-    decision: ask
-    reason: "destructive shell commands need an on-call approval"
-  - id: no-root-wipe
-    when: 'tool == "shell.exec" && has(args.command) && args.command.contains("rm -rf /etc")'
-    decision: deny
-    reason: "never touch /etc"
-  - id: refunds
-    when: 'tool == "payments.refund"'
-    decision: ask
-    reason: "refunds are approved by a person"
-`
-
-// consoleEnv is one server with the people and agents of the console tests.
-type consoleEnv struct {
-	t    *testing.T
-	s    *server
-	keys map[string]string // name -> secret
-}
-
-func newConsoleEnv(t *testing.T) *consoleEnv {
-	t.Helper()
-	return newConsoleEnvPolicy(t, consolePolicy)
-}
-
-func newConsoleEnvPolicy(t *testing.T, policy string, args ...string) *consoleEnv {
-	t.Helper()
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, policy)
-	s := startServer(t, t.TempDir(), nil, append([]string{"--policy", pol}, args...)...)
-	e := &consoleEnv{t: t, s: s, keys: map[string]string{"admin": s.adminKey()}}
-	for _, k := range []struct{ name, tenant, roles, groups string }{
-		{"builder", "acme", `"agent"`, ``},
-		{"alice", "acme", `"approver"`, `"oncall"`},
-		{"fin", "acme", `"approver"`, `"finance"`},
-		{"olga", "acme", `"admin","approver"`, `"oncall"`},
-		{"audra", "acme", `"auditor"`, ``},
-		{"eve", "other", `"approver"`, `"oncall"`},
-	} {
-		code, body := httpDo(t, "POST", s.URL+"/v1/keys", e.keys["admin"], []byte(fmt.Sprintf(
-			`{"name":%q,"tenant":%q,"roles":[%s],"groups":[%s]}`, k.name, k.tenant, k.roles, k.groups)), "application/json")
-		if code != 201 {
-			t.Fatalf("create key %s: %d %s", k.name, code, body)
-		}
-		var created struct{ Key string }
-		json.Unmarshal(body, &created)
-		e.keys[k.name] = created.Key
-	}
-	return e
-}
-
-// agentRun is a CLI command running in the background (an agent waiting).
-type agentRun struct {
-	args []string
-	done chan struct{}
-	res  result
-	err  error
-}
-
-func (e *consoleEnv) startAgent(args ...string) *agentRun {
-	a := &agentRun{args: args, done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, reinBin, args...)
-		cmd.Dir = moduleRoot
-		cmd.Env = cleanEnv(e.s.clientEnv(e.keys["builder"])...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		a.res = result{stdout: stdout.String(), stderr: stderr.String()}
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			a.res.code = exit.ExitCode()
-		} else {
-			a.err = err
-		}
-	}()
-	return a
-}
-
-// wait returns the command's result, or an error when it is still running after d.
-func (a *agentRun) wait(d time.Duration) (result, error) {
-	select {
-	case <-a.done:
-		return a.res, a.err
-	case <-time.After(d):
-		return result{}, fmt.Errorf("rein %s still running after %s", strings.Join(a.args, " "), d)
-	}
-}
-
-// pendingFor polls the approvals of tenant acme until one for tool is pending.
-func (e *consoleEnv) pendingFor(tool, session string) (string, error) {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		var list []struct{ ID, Tool, Session string }
-		code, body := httpDo(e.t, "GET", e.s.URL+"/v1/approvals?status=pending", e.keys["alice"], nil, "")
-		if code == 200 && json.Unmarshal(body, &list) == nil {
-			for _, a := range list {
-				if a.Tool == tool && a.Session == session {
-					return a.ID, nil
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", fmt.Errorf("no pending approval for %s in session %s within 15s", tool, session)
-}
-
-// screenshotDir is where the tests put their screenshots.
-func screenshotDir(t *testing.T) string {
-	if os.Getenv("REIN_UPDATE_SCREENSHOTS") == "1" {
-		dir := filepath.Join(moduleRoot, "docs", "img")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	return t.TempDir()
-}
-
-// stepFunc does one thing the browser script asked for and returns the
-// line to send back; a line starting with "FAIL" fails the script.
-type stepFunc func(arg string) string
-
-// runBrowser runs node e2e/browser/SCRIPT against the environment's server,
-// answering its "@step NAME ARG" lines with steps. The script's exit code
-// decides; its output is logged.
-func (e *consoleEnv) runBrowser(script string, steps map[string]stepFunc) {
-	t := e.t
-	t.Helper()
-	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "browser"))
-	chromium := testenv.Chromium(t)
-	keys, _ := json.Marshal(e.keys)
-	// Alone, the longest script (decisions.mjs) takes under a minute and a
-	// half; beside the other browser tests on two cores it once ran past
-	// five.
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(), "REIN_URL="+e.s.URL, "REIN_KEYS="+string(keys), "CHROMIUM="+chromium,
-		"SCREENSHOT_DIR="+screenshotDir(t))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node %s: %v", script, err)
-	}
-	var out strings.Builder
-	var mu sync.Mutex
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		mu.Lock()
-		out.WriteString(line + "\n")
-		mu.Unlock()
-		rest, ok := strings.CutPrefix(line, "@step ")
-		if !ok {
-			continue
-		}
-		name, arg, _ := strings.Cut(rest, " ")
-		f := steps[name]
-		answer := "FAIL: the Go test has no step " + name
-		if f != nil {
-			answer = f(arg)
-		}
-		if strings.HasPrefix(answer, "FAIL") {
-			t.Errorf("step %s %s: %s", name, arg, answer)
-		}
-		io.WriteString(stdin, strings.ReplaceAll(answer, "\n", " ")+"\n")
-	}
-	err = cmd.Wait()
-	t.Logf("node %s took %s", script, time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		t.Fatalf("browser script %s failed: %v\nstdout:\n%s\nstderr:\n%s\nrein serve stderr:\n%s", script, err, out.String(), stderr.String(), e.s.stderr)
-	}
-	t.Logf("browser script output:\n%s", out.String())
-}
-
-// checkAnswerJSON decodes `rein check --output json`.
-func checkAnswerJSON(r result) (checkAnswer, error) {
-	var a checkAnswer
-	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
-		return a, fmt.Errorf("rein check printed no JSON: %v\n%s", err, r)
-	}
-	return a, nil
-}
 
 // TestConsoleApprovals: an agent's `rein check --wait` blocks; an approver
 // signs in, sees the approval arrive live, and approves, edits or rejects
@@ -247,9 +34,9 @@ func checkAnswerJSON(r result) (checkAnswer, error) {
 // tenant sees none of it.
 func TestConsoleApprovals(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
-	e := newConsoleEnv(t)
-	agents := map[string]*agentRun{}
-	var question *agentRun
+	e := harness.NewConsoleEnv(t)
+	agents := map[string]*harness.AgentRun{}
+	var question *harness.AgentRun
 	scenarios := map[string]struct {
 		tool, session, args, intent string
 	}{
@@ -258,7 +45,7 @@ func TestConsoleApprovals(t *testing.T) {
 		"reject":  {"payments.refund", "run-43", `{"order":"A-1009","amount_eur":4800,"reason":"customer asked"}`, "refund the order"},
 		"hold":    {"deploy", "run-42", `{"service":"search","version":"9.0.0","env":"prod"}`, "upgrade search"},
 	}
-	steps := map[string]stepFunc{
+	steps := map[string]harness.StepFunc{
 		// ask NAME: the agent asks and waits; answers the approval id once
 		// it is pending and the agent is still blocked.
 		"ask": func(name string) string {
@@ -266,13 +53,13 @@ func TestConsoleApprovals(t *testing.T) {
 			if !ok {
 				return "FAIL: no scenario " + name
 			}
-			agents[name] = e.startAgent("check", sc.tool, "--args", sc.args, "--session", sc.session, "--intent", sc.intent,
+			agents[name] = e.StartAgent("check", sc.tool, "--args", sc.args, "--session", sc.session, "--intent", sc.intent,
 				"--wait", "90s", "--output", "json")
-			id, err := e.pendingFor(sc.tool, sc.session)
+			id, err := e.PendingFor(sc.tool, sc.session)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
-			if res, err := agents[name].wait(300 * time.Millisecond); err == nil {
+			if res, err := agents[name].Wait(300 * time.Millisecond); err == nil {
 				return fmt.Sprintf("FAIL: rein check --wait returned before anyone voted: %s", res)
 			}
 			return id
@@ -283,17 +70,17 @@ func TestConsoleApprovals(t *testing.T) {
 			if a == nil {
 				return "FAIL: no agent " + name
 			}
-			res, err := a.wait(20 * time.Second)
+			res, err := a.Wait(20 * time.Second)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
-			ans, err := checkAnswerJSON(res)
+			ans, err := harness.CheckAnswerJSON(res)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
 			switch name {
 			case "approve":
-				if ans.Decision != "allow" || res.code != 0 || ans.Args["version"] != "2.4.1" {
+				if ans.Decision != "allow" || res.Code != 0 || ans.Args["version"] != "2.4.1" {
 					return fmt.Sprintf("FAIL: want allow with the asked args, exit 0; got %s", res)
 				}
 			case "edit":
@@ -301,19 +88,19 @@ func TestConsoleApprovals(t *testing.T) {
 					return fmt.Sprintf("FAIL: want allow with the edited command; got %s", res)
 				}
 			case "reject":
-				if ans.Decision != "deny" || res.code != 1 || !strings.Contains(ans.Reason, "over the refund limit") {
+				if ans.Decision != "deny" || res.Code != 1 || !strings.Contains(ans.Reason, "over the refund limit") {
 					return fmt.Sprintf("FAIL: want deny carrying the approver's message, exit 1; got %s", res)
 				}
 			}
 			return ans.Decision + ": " + ans.Reason
 		},
 		"question": func(string) string {
-			question = e.startAgent("ask", "Which rollout strategy for billing 2.4.1?", "--choices", "canary,blue-green,all at once",
+			question = e.StartAgent("ask", "Which rollout strategy for billing 2.4.1?", "--choices", "canary,blue-green,all at once",
 				"--session", "run-42", "--wait", "90s", "--output", "json")
 			deadline := time.Now().Add(15 * time.Second)
 			for time.Now().Before(deadline) {
 				var list []struct{ ID string }
-				getJSON(t, e.s.URL+"/v1/questions?status=pending", e.keys["alice"], &list)
+				harness.GetJSON(t, e.S.URL+"/v1/questions?status=pending", e.Keys["alice"], &list)
 				if len(list) == 1 {
 					return list[0].ID
 				}
@@ -322,7 +109,7 @@ func TestConsoleApprovals(t *testing.T) {
 			return "FAIL: the question did not appear"
 		},
 		"question-answer": func(string) string {
-			res, err := question.wait(20 * time.Second)
+			res, err := question.Wait(20 * time.Second)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
@@ -331,7 +118,7 @@ func TestConsoleApprovals(t *testing.T) {
 				Answer     any
 				AnsweredBy string `json:"answered_by"`
 			}
-			if err := json.Unmarshal([]byte(res.stdout), &q); err != nil || q.Status != "answered" || q.Answer != "blue-green" || q.AnsweredBy != "alice" {
+			if err := json.Unmarshal([]byte(res.Stdout), &q); err != nil || q.Status != "answered" || q.Answer != "blue-green" || q.AnsweredBy != "alice" {
 				return fmt.Sprintf("FAIL: want the question answered blue-green by alice; got %s", res)
 			}
 			return "answered"
@@ -339,12 +126,12 @@ func TestConsoleApprovals(t *testing.T) {
 		"question-form": func(string) string {
 			schema := `{"type":"object","properties":{"day":{"type":"string","title":"Deploy day"},"region":{"type":"string","enum":["us-east","eu-west"]},` +
 				`"replicas":{"type":"integer"},"notify":{"type":"boolean"}},"required":["day","region"]}`
-			question = e.startAgent("ask", "When and where should billing 2.4.1 go out?", "--schema", schema,
+			question = e.StartAgent("ask", "When and where should billing 2.4.1 go out?", "--schema", schema,
 				"--session", "run-42", "--wait", "90s", "--output", "json")
 			deadline := time.Now().Add(15 * time.Second)
 			for time.Now().Before(deadline) {
 				var list []struct{ ID string }
-				getJSON(t, e.s.URL+"/v1/questions?status=pending", e.keys["alice"], &list)
+				harness.GetJSON(t, e.S.URL+"/v1/questions?status=pending", e.Keys["alice"], &list)
 				if len(list) == 1 {
 					return list[0].ID
 				}
@@ -353,7 +140,7 @@ func TestConsoleApprovals(t *testing.T) {
 			return "FAIL: the question did not appear"
 		},
 		"question-form-answer": func(string) string {
-			res, err := question.wait(20 * time.Second)
+			res, err := question.Wait(20 * time.Second)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
@@ -362,7 +149,7 @@ func TestConsoleApprovals(t *testing.T) {
 				Answer map[string]any
 			}
 			want := map[string]any{"day": "2026-12-01", "region": "eu-west", "replicas": 3.0, "notify": true}
-			if err := json.Unmarshal([]byte(res.stdout), &q); err != nil || q.Status != "answered" || fmt.Sprint(q.Answer) != fmt.Sprint(want) {
+			if err := json.Unmarshal([]byte(res.Stdout), &q); err != nil || q.Status != "answered" || fmt.Sprint(q.Answer) != fmt.Sprint(want) {
 				return fmt.Sprintf("FAIL: want the answer %v; got %s", want, res)
 			}
 			return "answered"
@@ -373,14 +160,14 @@ func TestConsoleApprovals(t *testing.T) {
 				Status string
 				Votes  []any
 			}
-			getJSON(t, e.s.URL+"/v1/approvals/"+id, e.keys["alice"], &a)
+			harness.GetJSON(t, e.S.URL+"/v1/approvals/"+id, e.Keys["alice"], &a)
 			return fmt.Sprintf("%s %d", a.Status, len(a.Votes))
 		},
 	}
-	e.runBrowser("approvals.mjs", steps)
+	e.RunBrowser("approvals.mjs", steps)
 	if a := agents["hold"]; a != nil {
 		// The held approval was never voted on: the agent is still waiting.
-		if res, err := a.wait(100 * time.Millisecond); err == nil {
+		if res, err := a.Wait(100 * time.Millisecond); err == nil {
 			t.Errorf("the held agent returned although nobody voted: %s", res)
 		}
 	}
@@ -391,16 +178,16 @@ func TestConsoleApprovals(t *testing.T) {
 // the page, a policy simulation, and keys and locks administered.
 func TestConsolePages(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
-	e := newConsoleEnv(t)
-	env := e.s.clientEnv(e.keys["builder"])
-	check := func(tool, args string) checkAnswer {
-		a, r := checkJSON(t, env, tool, args, "--session", "run-7", "--intent", "tidy the release")
+	e := harness.NewConsoleEnv(t)
+	env := e.S.ClientEnv(e.Keys["builder"])
+	check := func(tool, args string) harness.CheckAnswer {
+		a, r := harness.CheckJSON(t, env, tool, args, "--session", "run-7", "--intent", "tidy the release")
 		if a.ID == "" {
 			t.Fatalf("rein check %s: %s", tool, r)
 		}
 		return a
 	}
-	steps := map[string]stepFunc{
+	steps := map[string]harness.StepFunc{
 		"checks": func(string) string {
 			ids := map[string]string{}
 			read := check("fs.read", `{"path":"config.yaml"}`)
@@ -408,7 +195,7 @@ func TestConsolePages(t *testing.T) {
 				return "FAIL: fs.read: " + read.Decision
 			}
 			ids["read"] = read.ID
-			code, body := httpDo(t, "POST", e.s.URL+"/v1/checks/"+read.ID+"/result", e.keys["builder"],
+			code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/checks/"+read.ID+"/result", e.Keys["builder"],
 				[]byte(`{"status":"succeeded","summary":"read 2 files"}`), "application/json")
 			if code != 204 {
 				return fmt.Sprintf("FAIL: report a result: %d %s", code, body)
@@ -423,7 +210,7 @@ func TestConsolePages(t *testing.T) {
 				return "FAIL: deploy: " + ask.Decision
 			}
 			ids["ask"] = ask.ID
-			code, body = httpDo(t, "POST", e.s.URL+"/v1/approvals/"+ask.Approval.ID+"/votes", e.keys["alice"],
+			code, body = harness.HTTPDo(t, "POST", e.S.URL+"/v1/approvals/"+ask.Approval.ID+"/votes", e.Keys["alice"],
 				[]byte(`{"vote":"approve","message":"docs are safe"}`), "application/json")
 			if code != 200 {
 				return fmt.Sprintf("FAIL: vote: %d %s", code, body)
@@ -444,13 +231,13 @@ func TestConsolePages(t *testing.T) {
 				return "FAIL: " + err.Error()
 			}
 			var keys struct{ Keys []struct{ Verifier string } }
-			getJSON(t, e.s.URL+"/v1/audit/keys", e.keys["admin"], &keys)
+			harness.GetJSON(t, e.S.URL+"/v1/audit/keys", e.Keys["admin"], &keys)
 			args := []string{"audit", "verify", dir}
 			for _, k := range keys.Keys {
 				args = append(args, "--key", k.Verifier)
 			}
-			r := rein(t, nil, args...)
-			if r.code != 0 || !strings.HasPrefix(r.stdout, "OK") {
+			r := harness.Rein(t, nil, args...)
+			if r.Code != 0 || !strings.HasPrefix(r.Stdout, "OK") {
 				return "FAIL: rein audit verify of the page's bundle: " + r.String()
 			}
 			entries := filepath.Join(dir, "entries.ndjson")
@@ -466,21 +253,21 @@ func TestConsolePages(t *testing.T) {
 			}
 			full := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `"kind"`) })
 			lines[full] = strings.Replace(lines[full], `"kind"`, `"kind" `, 1)
-			writeFile(t, entries, strings.Join(lines, "\n")+"\n")
-			if bad := rein(t, nil, args...); bad.code != 1 {
+			harness.WriteFile(t, entries, strings.Join(lines, "\n")+"\n")
+			if bad := harness.Rein(t, nil, args...); bad.Code != 1 {
 				return "FAIL: rein audit verify of a tampered bundle: " + bad.String()
 			}
-			return strings.TrimSpace(strings.SplitN(r.stdout, "\n", 2)[0])
+			return strings.TrimSpace(strings.SplitN(r.Stdout, "\n", 2)[0])
 		},
 		"check-in-session": func(string) string {
-			a, r := checkJSON(t, env, "fs.read", `{"path":"notes.txt"}`, "--session", "run-7")
+			a, r := harness.CheckJSON(t, env, "fs.read", `{"path":"notes.txt"}`, "--session", "run-7")
 			if a.Decision == "" {
 				return "FAIL: " + r.String()
 			}
 			return a.Decision + ": " + a.Reason
 		},
 	}
-	e.runBrowser("pages.mjs", steps)
+	e.RunBrowser("pages.mjs", steps)
 }
 
 // TestConsoleSessionAcrossReplicas: a console session started on one
@@ -488,10 +275,10 @@ func TestConsolePages(t *testing.T) {
 // the console secret is derived), CSRF included, and ends on both when the
 // key is revoked.
 func TestConsoleSessionAcrossReplicas(t *testing.T) {
-	c := newPGCluster(t, approvalsPolicy)
-	a, b := c.start(), c.start()
-	builder := c.key(a, "builder", "acme", `"agent"`, ``)
-	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
+	c := harness.NewPGCluster(t, harness.ApprovalsPolicy)
+	a, b := c.Start(), c.Start()
+	builder := c.Key(a, "builder", "acme", `"agent"`, ``)
+	alice := c.Key(a, "alice", "acme", `"approver"`, `"oncall"`)
 
 	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := noRedirect.PostForm(a.URL+"/sign-in", url.Values{"key": {alice}})
@@ -528,8 +315,8 @@ func TestConsoleSessionAcrossReplicas(t *testing.T) {
 	if json.Unmarshal(body, &me); code != 200 || me.Name != "alice" || me.CSRF == "" {
 		t.Fatalf("GET /me on B with A's session: %d %s", code, body)
 	}
-	var ask answer
-	postJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &ask)
+	var ask harness.Answer
+	harness.PostJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &ask)
 	if ask.Approval == nil {
 		t.Fatalf("deploy: %+v", ask)
 	}
@@ -543,15 +330,15 @@ func TestConsoleSessionAcrossReplicas(t *testing.T) {
 	var keys struct {
 		Keys []struct{ ID, Name string }
 	}
-	getJSON(t, a.URL+"/v1/keys?tenant=acme", c.admin, &keys)
+	harness.GetJSON(t, a.URL+"/v1/keys?tenant=acme", c.Admin, &keys)
 	for _, k := range keys.Keys {
 		if k.Name == "alice" {
-			if code, body := httpDo(t, "DELETE", a.URL+"/v1/keys/"+k.ID, c.admin, nil, ""); code != 204 {
+			if code, body := harness.HTTPDo(t, "DELETE", a.URL+"/v1/keys/"+k.ID, c.Admin, nil, ""); code != 204 {
 				t.Fatalf("revoke alice: %d %s", code, body)
 			}
 		}
 	}
-	for _, s := range []*server{a, b} {
+	for _, s := range []*harness.Server{a, b} {
 		if code, _ := call("GET", s.URL+"/v1/approvals", "", ""); code != 401 {
 			t.Errorf("%s: the revoked key's session answers %d, want 401", s.URL, code)
 		}
@@ -604,12 +391,12 @@ const decisionScript = "set -euo pipefail\ncd /srv/app\necho \"rotating releases
 // approvals are announced.
 func TestConsoleDecisions(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
-	e := newConsoleEnvPolicy(t, decisionPolicy)
-	agents := map[string]*agentRun{}
+	e := harness.NewConsoleEnvPolicy(t, decisionPolicy)
+	agents := map[string]*harness.AgentRun{}
 	scenarios := map[string]struct {
 		tool, session, args, intent string
 	}{
-		"script":   {"shell.exec", "night-1", mustJSON(map[string]string{"command": decisionScript}), "rotate old releases"},
+		"script":   {"shell.exec", "night-1", harness.MustJSON(map[string]string{"command": decisionScript}), "rotate old releases"},
 		"transfer": {"payments.transfer", "night-2", `{"amount":12000,"currency":"EUR","to":"DE89 3704 0044 0532 0130 00","payee":"Acme Supplies GmbH"}`, "pay the supplier"},
 		"deploy":   {"deploy", "night-3", `{"service":"billing","version":"2.5.0","env":"prod"}`, "ship the fix"},
 		"deploy2":  {"deploy", "night-3", `{"service":"search","version":"9.1.0","env":"prod"}`, "ship search"},
@@ -630,8 +417,8 @@ func TestConsoleDecisions(t *testing.T) {
 	}
 	batchOf := map[string]string{"turn-deploy": "turn-9", "turn-shell": "turn-9", "turn2-a": "turn-10", "turn2-b": "turn-10",
 		"turn3-deploy": "turn-11", "turn3-shell": "turn-11", "turn3-transfer": "turn-11"}
-	var question *agentRun
-	steps := map[string]stepFunc{
+	var question *harness.AgentRun
+	steps := map[string]harness.StepFunc{
 		"ask": func(name string) string {
 			sc, ok := scenarios[name]
 			if !ok {
@@ -641,8 +428,8 @@ func TestConsoleDecisions(t *testing.T) {
 			if b := batchOf[name]; b != "" {
 				args = append(args, "--batch", b)
 			}
-			agents[name] = e.startAgent(args...)
-			id, err := e.pendingFor(sc.tool, sc.session)
+			agents[name] = e.StartAgent(args...)
+			id, err := e.PendingFor(sc.tool, sc.session)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
@@ -653,11 +440,11 @@ func TestConsoleDecisions(t *testing.T) {
 			if a == nil {
 				return "FAIL: no agent " + name
 			}
-			res, err := a.wait(20 * time.Second)
+			res, err := a.Wait(20 * time.Second)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
-			ans, err := checkAnswerJSON(res)
+			ans, err := harness.CheckAnswerJSON(res)
 			if err != nil {
 				return "FAIL: " + err.Error()
 			}
@@ -668,16 +455,16 @@ func TestConsoleDecisions(t *testing.T) {
 				Status string
 				Votes  []any
 			}
-			getJSON(t, e.s.URL+"/v1/approvals/"+id, e.keys["alice"], &a)
+			harness.GetJSON(t, e.S.URL+"/v1/approvals/"+id, e.Keys["alice"], &a)
 			return fmt.Sprintf("%s %d", a.Status, len(a.Votes))
 		},
 		"question": func(string) string {
-			question = e.startAgent("ask", "Which window suits the restart?", "--choices", "now,at 06:00",
+			question = e.StartAgent("ask", "Which window suits the restart?", "--choices", "now,at 06:00",
 				"--session", "night-1", "--wait", "120s", "--output", "json")
 			deadline := time.Now().Add(15 * time.Second)
 			for time.Now().Before(deadline) {
 				var list []struct{ ID string }
-				getJSON(t, e.s.URL+"/v1/questions?status=pending", e.keys["alice"], &list)
+				harness.GetJSON(t, e.S.URL+"/v1/questions?status=pending", e.Keys["alice"], &list)
 				if len(list) == 1 {
 					return list[0].ID
 				}
@@ -686,7 +473,7 @@ func TestConsoleDecisions(t *testing.T) {
 			return "FAIL: the question did not appear"
 		},
 	}
-	e.runBrowser("decisions.mjs", steps)
+	e.RunBrowser("decisions.mjs", steps)
 	_ = question
 }
 
@@ -729,12 +516,4 @@ func untarBundle(path, dir string) (string, error) {
 		return "", errors.New("the bundle is empty")
 	}
 	return filepath.Join(dir, top), nil
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // samplePolicy is the sample policy shipped with rein, relative to the module root.
@@ -25,7 +27,7 @@ func TestAdminKeyBootstrap(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 
-	s := startServer(t, data, nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, data, nil, "--policy", samplePolicy)
 	info, err := os.Stat(filepath.Join(data, "admin.key"))
 	if err != nil {
 		t.Fatalf("first start wrote no admin key file: %v", err)
@@ -33,50 +35,50 @@ func TestAdminKeyBootstrap(t *testing.T) {
 	if mode := info.Mode().Perm(); mode != 0o600 {
 		t.Errorf("admin.key has mode %o, want 0600", mode)
 	}
-	key := s.adminKey()
+	key := s.AdminKey()
 	if !keyPattern.MatchString(key) {
 		t.Errorf("admin.key holds %q, which does not look like a rein key", key)
 	}
-	if n := strings.Count(s.stdout.String(), key); n != 1 {
-		t.Errorf("first start printed the key from admin.key %d times, want exactly once\nstdout:\n%s", n, s.stdout)
+	if n := strings.Count(s.Stdout.String(), key); n != 1 {
+		t.Errorf("first start printed the key from admin.key %d times, want exactly once\nstdout:\n%s", n, s.Stdout)
 	}
-	if printed := keyPattern.FindAllString(s.stdout.String(), -1); len(printed) != 1 || printed[0] != key {
+	if printed := keyPattern.FindAllString(s.Stdout.String(), -1); len(printed) != 1 || printed[0] != key {
 		t.Errorf("first start printed keys %q, want only the one in admin.key (%q)", printed, key)
 	}
-	if r := rein(t, s.clientEnv(key), "keys", "list"); r.code != 0 {
+	if r := harness.Rein(t, s.ClientEnv(key), "keys", "list"); r.Code != 0 {
 		t.Errorf("rein keys list with the printed admin key: %s", r)
 	}
-	if r := rein(t, s.clientEnv("rein_notakeynotakeynotakey"), "keys", "list"); r.code == 0 {
+	if r := harness.Rein(t, s.ClientEnv("rein_notakeynotakeynotakey"), "keys", "list"); r.Code == 0 {
 		t.Errorf("rein keys list with a made-up key succeeded; want a refusal: %s", r)
 	}
-	s.stop()
+	s.Stop()
 
-	again := startServer(t, data, nil, "--policy", samplePolicy)
-	if r := rein(t, again.clientEnv(key), "keys", "list"); r.code != 0 {
+	again := harness.StartServer(t, data, nil, "--policy", samplePolicy)
+	if r := harness.Rein(t, again.ClientEnv(key), "keys", "list"); r.Code != 0 {
 		t.Errorf("after a restart the first admin key no longer works: %s", r)
 	}
-	if got := again.adminKey(); got != key {
+	if got := again.AdminKey(); got != key {
 		t.Errorf("after a restart admin.key changed from %q to %q", key, got)
 	}
-	again.stop()
-	if printed := keyPattern.FindAllString(again.stdout.String(), -1); len(printed) > 0 {
-		t.Errorf("a second start on the same data directory printed a key %q; the key is shown once\nstdout:\n%s", printed, again.stdout)
+	again.Stop()
+	if printed := keyPattern.FindAllString(again.Stdout.String(), -1); len(printed) > 0 {
+		t.Errorf("a second start on the same data directory printed a key %q; the key is shown once\nstdout:\n%s", printed, again.Stdout)
 	}
 
 	t.Run("REIN_ADMIN_KEY", func(t *testing.T) {
 		data := t.TempDir()
 		chosen := "rein_e2echosenadminkey0123456789"
-		s := startServer(t, data, []string{"REIN_ADMIN_KEY=" + chosen}, "--policy", samplePolicy)
+		s := harness.StartServer(t, data, []string{"REIN_ADMIN_KEY=" + chosen}, "--policy", samplePolicy)
 		if _, err := os.Stat(filepath.Join(data, "admin.key")); err == nil || !os.IsNotExist(err) {
 			t.Errorf("with REIN_ADMIN_KEY set, want no admin.key file; stat says %v", err)
 		}
-		if strings.Contains(s.stdout.String(), chosen) {
-			t.Errorf("rein serve echoed the REIN_ADMIN_KEY secret on stdout:\n%s", s.stdout)
+		if strings.Contains(s.Stdout.String(), chosen) {
+			t.Errorf("rein serve echoed the REIN_ADMIN_KEY secret on stdout:\n%s", s.Stdout)
 		}
-		if r := rein(t, s.clientEnv(chosen), "keys", "list"); r.code != 0 {
+		if r := harness.Rein(t, s.ClientEnv(chosen), "keys", "list"); r.Code != 0 {
 			t.Errorf("rein keys list with the REIN_ADMIN_KEY value: %s", r)
 		}
-		s.stop()
+		s.Stop()
 	})
 }
 
@@ -84,12 +86,12 @@ func TestAdminKeyBootstrap(t *testing.T) {
 // HTTP calls, payments and an unknown tool.
 func TestSamplePolicyTour(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "builder", "demo"))
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agent := s.ClientEnv(harness.AgentKey(t, s, s.AdminKey(), "builder", "demo"))
 
 	t.Run("read-only shell command is allowed", func(t *testing.T) {
-		a, r := checkJSON(t, agent, "shell.exec", `{"command":"ls -la"}`)
-		if a.Decision != "allow" || r.code != 0 {
+		a, r := harness.CheckJSON(t, agent, "shell.exec", `{"command":"ls -la"}`)
+		if a.Decision != "allow" || r.Code != 0 {
 			t.Errorf("want allow, exit 0; got %s", r)
 		}
 		if a.Rule != "shell-read-only" {
@@ -98,18 +100,18 @@ func TestSamplePolicyTour(t *testing.T) {
 	})
 
 	t.Run("rm in the build directory asks for approval", func(t *testing.T) {
-		r := rein(t, agent, "check", "shell.exec", "--args", `{"command":"rm -rf ./build"}`)
-		if r.code != 1 || !strings.HasPrefix(r.stdout, "ask") {
+		r := harness.Rein(t, agent, "check", "shell.exec", "--args", `{"command":"rm -rf ./build"}`)
+		if r.Code != 1 || !strings.HasPrefix(r.Stdout, "ask") {
 			t.Errorf("want ask, exit 1; got %s", r)
 		}
-		if !regexp.MustCompile(`\bapr_[A-Za-z0-9]+`).MatchString(r.stdout) {
-			t.Errorf("the answer does not name the approval to wait for:\n%s", r.stdout)
+		if !regexp.MustCompile(`\bapr_[A-Za-z0-9]+`).MatchString(r.Stdout) {
+			t.Errorf("the answer does not name the approval to wait for:\n%s", r.Stdout)
 		}
 	})
 
 	t.Run("wiping root is denied", func(t *testing.T) {
-		a, r := checkJSON(t, agent, "shell.exec", `{"command":"rm -rf /"}`)
-		if a.Decision != "deny" || r.code != 1 {
+		a, r := harness.CheckJSON(t, agent, "shell.exec", `{"command":"rm -rf /"}`)
+		if a.Decision != "deny" || r.Code != 1 {
 			t.Errorf("want deny, exit 1; got %s", r)
 		}
 		if a.Rule != "never-wipe-root" {
@@ -118,9 +120,9 @@ func TestSamplePolicyTour(t *testing.T) {
 	})
 
 	t.Run("an Authorization header is stripped", func(t *testing.T) {
-		a, r := checkJSON(t, agent, "http.get",
+		a, r := harness.CheckJSON(t, agent, "http.get",
 			`{"url":"https://example.com/","headers":{"Authorization":"Bearer abc","Accept":"text/html"}}`)
-		if a.Decision != "modify" || r.code != 0 {
+		if a.Decision != "modify" || r.Code != 0 {
 			t.Fatalf("want modify, exit 0; got %s", r)
 		}
 		headers, _ := a.Args["headers"].(map[string]any)
@@ -133,19 +135,19 @@ func TestSamplePolicyTour(t *testing.T) {
 	})
 
 	t.Run("payments", func(t *testing.T) {
-		a, r := checkJSON(t, agent, "payments.transfer", `{"amount":40,"to":"acme"}`)
-		if a.Decision != "allow" || r.code != 0 {
+		a, r := harness.CheckJSON(t, agent, "payments.transfer", `{"amount":40,"to":"acme"}`)
+		if a.Decision != "allow" || r.Code != 0 {
 			t.Errorf("transfer of 40: want allow, exit 0; got %s", r)
 		}
-		a, r = checkJSON(t, agent, "payments.transfer", `{"amount":5000,"to":"acme"}`)
-		if a.Decision != "ask" || r.code != 1 || a.Approval == nil || a.Approval.ID == "" {
+		a, r = harness.CheckJSON(t, agent, "payments.transfer", `{"amount":5000,"to":"acme"}`)
+		if a.Decision != "ask" || r.Code != 1 || a.Approval == nil || a.Approval.ID == "" {
 			t.Errorf("transfer of 5000: want ask with an approval, exit 1; got %s", r)
 		}
 	})
 
 	t.Run("an unknown tool is denied by default", func(t *testing.T) {
-		a, r := checkJSON(t, agent, "crypto.mine", `{}`)
-		if a.Decision != "deny" || r.code != 1 {
+		a, r := harness.CheckJSON(t, agent, "crypto.mine", `{}`)
+		if a.Decision != "deny" || r.Code != 1 {
 			t.Errorf("want deny, exit 1; got %s", r)
 		}
 		if a.Reason != "no rule allows crypto.mine" {
@@ -153,13 +155,13 @@ func TestSamplePolicyTour(t *testing.T) {
 		}
 	})
 
-	s.stop()
+	s.Stop()
 }
 
 // Exit codes: 0 ok, 1 a negative answer, 2 usage or connection error.
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
-	nowhere := []string{"REIN_SERVER=http://" + freeAddr(t), "REIN_KEY=rein_e2eanykeyanykeyanykey"}
+	nowhere := []string{"REIN_SERVER=http://" + harness.FreeAddr(t), "REIN_KEY=rein_e2eanykeyanykeyanykey"}
 
 	cases := []struct {
 		name string
@@ -175,30 +177,30 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := rein(t, nowhere, c.args...)
-			if r.code != c.want {
-				t.Errorf("rein %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.code, c.want, r)
+			r := harness.Rein(t, nowhere, c.args...)
+			if r.Code != c.want {
+				t.Errorf("rein %s: exit %d, want %d\n%s", strings.Join(c.args, " "), r.Code, c.want, r)
 			}
 		})
 	}
 
 	t.Run("version prints the version", func(t *testing.T) {
-		r := rein(t, nil, "version")
-		if !regexp.MustCompile(`^rein \S+`).MatchString(r.stdout) {
-			t.Errorf("rein version printed %q, want \"rein <version>\"", r.stdout)
+		r := harness.Rein(t, nil, "version")
+		if !regexp.MustCompile(`^rein \S+`).MatchString(r.Stdout) {
+			t.Errorf("rein version printed %q, want \"rein <version>\"", r.Stdout)
 		}
 	})
 
 	t.Run("deny is 1, allow is 0", func(t *testing.T) {
-		s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-		agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "builder", "demo"))
-		if r := rein(t, agent, "check", "crypto.mine"); r.code != 1 {
-			t.Errorf("a denied check: exit %d, want 1\n%s", r.code, r)
+		s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+		agent := s.ClientEnv(harness.AgentKey(t, s, s.AdminKey(), "builder", "demo"))
+		if r := harness.Rein(t, agent, "check", "crypto.mine"); r.Code != 1 {
+			t.Errorf("a denied check: exit %d, want 1\n%s", r.Code, r)
 		}
-		if r := rein(t, agent, "check", "fs.read", "--args", `{"path":"README.md"}`); r.code != 0 {
-			t.Errorf("an allowed check: exit %d, want 0\n%s", r.code, r)
+		if r := harness.Rein(t, agent, "check", "fs.read", "--args", `{"path":"README.md"}`); r.Code != 0 {
+			t.Errorf("an allowed check: exit %d, want 0\n%s", r.Code, r)
 		}
-		s.stop()
+		s.Stop()
 	})
 }
 
@@ -208,14 +210,14 @@ func TestPolicyTooling(t *testing.T) {
 	dir := t.TempDir()
 
 	t.Run("lint accepts the sample policy", func(t *testing.T) {
-		if r := rein(t, nil, "policy", "lint", samplePolicy); r.code != 0 {
+		if r := harness.Rein(t, nil, "policy", "lint", samplePolicy); r.Code != 0 {
 			t.Errorf("rein policy lint %s: %s", samplePolicy, r)
 		}
 	})
 
 	t.Run("lint reports an unknown field with its line", func(t *testing.T) {
 		path := filepath.Join(dir, "unknown-field.yaml")
-		writeFile(t, path, `version: 1
+		harness.WriteFile(t, path, `version: 1
 default: deny
 rules:
   - id: reads
@@ -223,16 +225,16 @@ rules:
     decision: allow
     colour: blue
 `)
-		r := rein(t, nil, "policy", "lint", path)
-		out := r.stdout + r.stderr
-		if r.code != 1 || !strings.Contains(out, "line 7") || !strings.Contains(out, "colour") {
+		r := harness.Rein(t, nil, "policy", "lint", path)
+		out := r.Stdout + r.Stderr
+		if r.Code != 1 || !strings.Contains(out, "line 7") || !strings.Contains(out, "colour") {
 			t.Errorf("want exit 1 and a problem on line 7 naming \"colour\"; got %s", r)
 		}
 	})
 
 	t.Run("lint reports bad CEL with its line", func(t *testing.T) {
 		path := filepath.Join(dir, "bad-cel.yaml")
-		writeFile(t, path, `version: 1
+		harness.WriteFile(t, path, `version: 1
 default: deny
 rules:
   - id: reads
@@ -242,31 +244,31 @@ rules:
     when: 'tool == '
     decision: allow
 `)
-		r := rein(t, nil, "policy", "lint", path)
-		out := r.stdout + r.stderr
+		r := harness.Rein(t, nil, "policy", "lint", path)
+		out := r.Stdout + r.Stderr
 		// The rule starts on line 7, its condition is on line 8.
-		if r.code != 1 || !regexp.MustCompile(`line [78]\b`).MatchString(out) || !strings.Contains(out, "broken") {
+		if r.Code != 1 || !regexp.MustCompile(`line [78]\b`).MatchString(out) || !strings.Contains(out, "broken") {
 			t.Errorf("want exit 1 and a problem in rule \"broken\" on line 7 or 8; got %s", r)
 		}
 	})
 
 	t.Run("the sample fixtures pass", func(t *testing.T) {
 		const fixtures = "examples/policy_test.yaml"
-		src, err := os.ReadFile(filepath.Join(moduleRoot, fixtures))
+		src, err := os.ReadFile(filepath.Join(harness.ModuleRoot, fixtures))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cases := strings.Count(string(src), "- name:")
-		r := rein(t, nil, "policy", "test", fixtures)
+		r := harness.Rein(t, nil, "policy", "test", fixtures)
 		want := fmt.Sprintf("%d passed, 0 failed", cases)
-		if r.code != 0 || !strings.Contains(r.stdout, want) {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Errorf("rein policy test %s: want exit 0 and %q; got %s", fixtures, want, r)
 		}
 	})
 
 	t.Run("a wrong expectation fails the test run", func(t *testing.T) {
 		path := filepath.Join(dir, "wrong_test.yaml")
-		writeFile(t, path, fmt.Sprintf(`policy: %s
+		harness.WriteFile(t, path, fmt.Sprintf(`policy: %s
 cases:
   - name: listing files runs
     check: {tool: shell.exec, args: {command: "ls"}}
@@ -274,25 +276,25 @@ cases:
   - name: wiping root is surely fine
     check: {tool: shell.exec, args: {command: "rm -rf /"}}
     expect: {decision: allow}
-`, filepath.Join(moduleRoot, samplePolicy)))
-		r := rein(t, nil, "policy", "test", path)
-		if r.code != 1 || !strings.Contains(r.stdout, "1 passed, 1 failed") || !strings.Contains(r.stdout, "wiping root is surely fine") {
+`, filepath.Join(harness.ModuleRoot, samplePolicy)))
+		r := harness.Rein(t, nil, "policy", "test", path)
+		if r.Code != 1 || !strings.Contains(r.Stdout, "1 passed, 1 failed") || !strings.Contains(r.Stdout, "wiping root is surely fine") {
 			t.Errorf("want exit 1, \"1 passed, 1 failed\" and the failing case named; got %s", r)
 		}
 	})
 
 	t.Run("explain prints a trace", func(t *testing.T) {
-		r := rein(t, nil, "policy", "explain", samplePolicy, "--check", `{"tool":"shell.exec","args":{"command":"rm -rf /"}}`)
-		if r.code == 2 {
+		r := harness.Rein(t, nil, "policy", "explain", samplePolicy, "--check", `{"tool":"shell.exec","args":{"command":"rm -rf /"}}`)
+		if r.Code == 2 {
 			t.Fatalf("rein policy explain: %s", r)
 		}
-		if !strings.Contains(r.stdout, "deny") || !strings.Contains(r.stdout, "trace") {
-			t.Errorf("explain does not show the decision and a trace:\n%s", r.stdout)
+		if !strings.Contains(r.Stdout, "deny") || !strings.Contains(r.Stdout, "trace") {
+			t.Errorf("explain does not show the decision and a trace:\n%s", r.Stdout)
 		}
 		// One trace row per rule: the deciding rule and one that did not match.
 		for _, rule := range []string{"never-wipe-root", "payments-small", "shell-destructive"} {
-			if !strings.Contains(r.stdout, rule) {
-				t.Errorf("the trace has no row for rule %s:\n%s", rule, r.stdout)
+			if !strings.Contains(r.Stdout, rule) {
+				t.Errorf("the trace has no row for rule %s:\n%s", rule, r.Stdout)
 			}
 		}
 	})
@@ -322,27 +324,27 @@ const reloadBroken = reloadV2 + `  - id: broken
 func TestPolicyFileReload(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, path, reloadV1)
-	s := startServer(t, t.TempDir(), nil, "--policy", path)
-	agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "deployer", "demo"))
+	harness.WriteFile(t, path, reloadV1)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", path)
+	agent := s.ClientEnv(harness.AgentKey(t, s, s.AdminKey(), "deployer", "demo"))
 
-	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "deny" {
+	if a, r := harness.CheckJSON(t, agent, "deploy", `{}`); a.Decision != "deny" {
 		t.Fatalf("before the edit: want deploy denied; got %s", r)
 	}
 
-	writeFile(t, path, reloadV2)
-	eventually(t, reloadTimeout, "deploy allowed after the edit", func() string {
-		if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
-			return r.stdout
+	harness.WriteFile(t, path, reloadV2)
+	harness.Eventually(t, harness.ReloadTimeout, "deploy allowed after the edit", func() string {
+		if a, r := harness.CheckJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
+			return r.Stdout
 		}
 		return ""
 	})
 
-	writeFile(t, path, reloadBroken)
+	harness.WriteFile(t, path, reloadBroken)
 	// A refused file does not make rein unready (the last good version keeps
 	// deciding): /readyz stays 200 and says so, and metrics count it.
-	eventually(t, reloadTimeout, "/readyz reports the broken file", func() string {
-		code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, "")
+	harness.Eventually(t, harness.ReloadTimeout, "/readyz reports the broken file", func() string {
+		code, body := harness.HTTPDo(t, "GET", s.URL+"/readyz", "", nil, "")
 		var ready struct {
 			Detail struct {
 				PolicyRefused string `json:"policy_refused"`
@@ -354,29 +356,29 @@ func TestPolicyFileReload(t *testing.T) {
 		}
 		return ""
 	})
-	if _, body := httpDo(t, "GET", s.URL+"/metrics", "", nil, ""); !strings.Contains(string(body), "rein_policy_reload_failures_total 1") ||
+	if _, body := harness.HTTPDo(t, "GET", s.URL+"/metrics", "", nil, ""); !strings.Contains(string(body), "rein_policy_reload_failures_total 1") ||
 		!strings.Contains(string(body), "rein_policy_refused 1") || !strings.Contains(string(body), "rein_build_info{") ||
 		!strings.Contains(string(body), "rein_approvals_pending 0") {
 		t.Errorf("metrics after a refused policy file:\n%s", body)
 	}
-	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
+	if a, r := harness.CheckJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
 		t.Errorf("after a broken edit the last good version must stay active (deploy allowed); got %s", r)
 	}
-	if a, r := checkJSON(t, agent, "fs.read", `{"path":"x"}`); a.Decision != "allow" {
+	if a, r := harness.CheckJSON(t, agent, "fs.read", `{"path":"x"}`); a.Decision != "allow" {
 		t.Errorf("after a broken edit fs.read must still be allowed; got %s", r)
 	}
 
-	writeFile(t, path, reloadV1)
-	eventually(t, reloadTimeout, "/readyz has no detail once the file is fixed", func() string {
-		if code, body := httpDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK || strings.Contains(string(body), "policy_refused") {
+	harness.WriteFile(t, path, reloadV1)
+	harness.Eventually(t, harness.ReloadTimeout, "/readyz has no detail once the file is fixed", func() string {
+		if code, body := harness.HTTPDo(t, "GET", s.URL+"/readyz", "", nil, ""); code != http.StatusOK || strings.Contains(string(body), "policy_refused") {
 			return fmt.Sprintf("%d %s", code, body)
 		}
 		return ""
 	})
-	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "deny" {
+	if a, r := harness.CheckJSON(t, agent, "deploy", `{}`); a.Decision != "deny" {
 		t.Errorf("after the file is fixed its version is active (deploy denied); got %s", r)
 	}
-	s.stop()
+	s.Stop()
 }
 
 // policyDoc is GET /v1/policy.
@@ -393,14 +395,14 @@ func versionOf(src []byte) string {
 // `rein policy push` replaces the live policy; a broken one changes nothing.
 func TestPolicyPush(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	admin := s.adminKey()
-	agent := s.clientEnv(createAgentKey(t, s, admin, "builder", "demo"))
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	admin := s.AdminKey()
+	agent := s.ClientEnv(harness.AgentKey(t, s, admin, "builder", "demo"))
 	dir := t.TempDir()
 
 	var before policyDoc
-	getJSON(t, s.URL+"/v1/policy", admin, &before)
-	sample, err := os.ReadFile(filepath.Join(moduleRoot, samplePolicy))
+	harness.GetJSON(t, s.URL+"/v1/policy", admin, &before)
+	sample, err := os.ReadFile(filepath.Join(harness.ModuleRoot, samplePolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,38 +411,38 @@ func TestPolicyPush(t *testing.T) {
 	}
 
 	newPolicy := filepath.Join(dir, "new.yaml")
-	writeFile(t, newPolicy, reloadV2)
-	if r := rein(t, s.clientEnv(admin), "policy", "push", newPolicy); r.code != 0 {
+	harness.WriteFile(t, newPolicy, reloadV2)
+	if r := harness.Rein(t, s.ClientEnv(admin), "policy", "push", newPolicy); r.Code != 0 {
 		t.Fatalf("rein policy push: %s", r)
 	}
 	var after policyDoc
-	getJSON(t, s.URL+"/v1/policy", admin, &after)
+	harness.GetJSON(t, s.URL+"/v1/policy", admin, &after)
 	if want := versionOf([]byte(reloadV2)); after.Version != want {
 		t.Errorf("after push, GET /v1/policy version = %q, want %q", after.Version, want)
 	}
 	if after.Source != reloadV2 {
 		t.Errorf("after push, GET /v1/policy source differs from the pushed file:\n%s", after.Source)
 	}
-	a, r := checkJSON(t, agent, "deploy", `{}`)
+	a, r := harness.CheckJSON(t, agent, "deploy", `{}`)
 	if a.Decision != "allow" || a.PolicyVersion != after.Version {
 		t.Errorf("after push, deploy is decided by the new policy (allow, version %s); got %s", after.Version, r)
 	}
 
 	broken := filepath.Join(dir, "broken.yaml")
-	writeFile(t, broken, reloadBroken)
-	if r := rein(t, s.clientEnv(admin), "policy", "push", broken); r.code != 1 {
-		t.Errorf("rein policy push of a broken file: exit %d, want 1\n%s", r.code, r)
+	harness.WriteFile(t, broken, reloadBroken)
+	if r := harness.Rein(t, s.ClientEnv(admin), "policy", "push", broken); r.Code != 1 {
+		t.Errorf("rein policy push of a broken file: exit %d, want 1\n%s", r.Code, r)
 	}
-	code, body := httpDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(reloadBroken), "application/yaml")
+	code, body := harness.HTTPDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(reloadBroken), "application/yaml")
 	if code != http.StatusBadRequest || !strings.Contains(string(body), `"bad_request"`) || !strings.Contains(string(body), "broken") {
 		t.Errorf("PUT /v1/policy of a broken policy: want 400 bad_request naming rule \"broken\"; got %d %s", code, body)
 	}
 	var unchanged policyDoc
-	getJSON(t, s.URL+"/v1/policy", admin, &unchanged)
+	harness.GetJSON(t, s.URL+"/v1/policy", admin, &unchanged)
 	if unchanged.Version != after.Version {
 		t.Errorf("a refused push changed the live policy from %s to %s", after.Version, unchanged.Version)
 	}
-	if a, r := checkJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
+	if a, r := harness.CheckJSON(t, agent, "deploy", `{}`); a.Decision != "allow" {
 		t.Errorf("after a refused push deploy must still be allowed; got %s", r)
 	}
 
@@ -457,7 +459,7 @@ rules:
     when: 'tool == '
     decision: allow
 `
-		code, body := httpDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(src), "application/yaml")
+		code, body := harness.HTTPDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(src), "application/yaml")
 		if code != http.StatusBadRequest {
 			t.Fatalf("want 400; got %d %s", code, body)
 		}
@@ -466,7 +468,7 @@ rules:
 				"\"colour\" (line 7) and rule \"broken\" (line 8), got %s", body)
 		}
 	})
-	s.stop()
+	s.Stop()
 }
 
 // What rein acknowledged survives a restart: checks, pending approvals and
@@ -474,22 +476,22 @@ rules:
 func TestRestartDurability(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	s := startServer(t, data, nil, "--policy", samplePolicy)
-	admin := s.adminKey()
-	agentKey := createAgentKey(t, s, admin, "builder", "demo")
-	agent := s.clientEnv(agentKey)
+	s := harness.StartServer(t, data, nil, "--policy", samplePolicy)
+	admin := s.AdminKey()
+	agentKey := harness.AgentKey(t, s, admin, "builder", "demo")
+	agent := s.ClientEnv(agentKey)
 
-	allowed, r := checkJSON(t, agent, "shell.exec", `{"command":"ls -la"}`, "--session", "run-7")
+	allowed, r := harness.CheckJSON(t, agent, "shell.exec", `{"command":"ls -la"}`, "--session", "run-7")
 	if allowed.Decision != "allow" || allowed.ID == "" {
 		t.Fatalf("want an allowed check with an id; got %s", r)
 	}
-	asked, r := checkJSON(t, agent, "shell.exec", `{"command":"rm -rf ./build"}`, "--session", "run-7")
+	asked, r := harness.CheckJSON(t, agent, "shell.exec", `{"command":"rm -rf ./build"}`, "--session", "run-7")
 	if asked.Decision != "ask" || asked.Approval == nil || asked.Approval.ID == "" {
 		t.Fatalf("want ask with an approval; got %s", r)
 	}
 
 	// The sample policy plus one rule, pushed through the API.
-	sample, err := os.ReadFile(filepath.Join(moduleRoot, samplePolicy))
+	sample, err := os.ReadFile(filepath.Join(harness.ModuleRoot, samplePolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,60 +500,60 @@ func TestRestartDurability(t *testing.T) {
     when: 'tool == "e2e.marker"'
     decision: allow
 `
-	code, body := httpDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(pushed), "application/yaml")
+	code, body := harness.HTTPDo(t, "PUT", s.URL+"/v1/policy", admin, []byte(pushed), "application/yaml")
 	if code != http.StatusOK {
 		t.Fatalf("PUT /v1/policy: %d %s", code, body)
 	}
-	if a, r := checkJSON(t, agent, "e2e.marker", `{}`); a.Decision != "allow" {
+	if a, r := harness.CheckJSON(t, agent, "e2e.marker", `{}`); a.Decision != "allow" {
 		t.Fatalf("the pushed policy is not active before the restart; got %s", r)
 	}
-	if code, body := httpDo(t, "GET", s.URL+"/v1/checks/"+allowed.ID, agentKey, nil, ""); code != http.StatusOK {
+	if code, body := harness.HTTPDo(t, "GET", s.URL+"/v1/checks/"+allowed.ID, agentKey, nil, ""); code != http.StatusOK {
 		t.Errorf("GET /v1/checks/%s before the restart (the agent's own check): want 200; got %d %s", allowed.ID, code, body)
 	}
-	s.stop()
+	s.Stop()
 
-	s = startServer(t, data, nil) // no --policy: the stored policy must come back
-	agent = s.clientEnv(agentKey)
+	s = harness.StartServer(t, data, nil) // no --policy: the stored policy must come back
+	agent = s.ClientEnv(agentKey)
 
-	code, body = httpDo(t, "GET", s.URL+"/v1/checks/"+allowed.ID, agentKey, nil, "")
-	var stored checkAnswer
+	code, body = harness.HTTPDo(t, "GET", s.URL+"/v1/checks/"+allowed.ID, agentKey, nil, "")
+	var stored harness.CheckAnswer
 	json.Unmarshal(body, &stored)
 	if code != http.StatusOK || stored.ID != allowed.ID || stored.Decision != "allow" || stored.Args["command"] != "ls -la" {
 		t.Errorf("GET /v1/checks/%s after the restart: want 200 with the allowed ls -la check; got %d %s", allowed.ID, code, body)
 	}
 
-	again, r := checkJSON(t, agent, "shell.exec", `{"command":"rm -rf ./build"}`, "--session", "run-7")
+	again, r := harness.CheckJSON(t, agent, "shell.exec", `{"command":"rm -rf ./build"}`, "--session", "run-7")
 	if again.Decision != "ask" || again.Approval == nil || again.Approval.ID != asked.Approval.ID {
 		t.Errorf("re-submitting the pending action after a restart must return the same approval %s; got %s", asked.Approval.ID, r)
 	}
 
 	var doc policyDoc
-	getJSON(t, s.URL+"/v1/policy", admin, &doc)
+	harness.GetJSON(t, s.URL+"/v1/policy", admin, &doc)
 	if want := versionOf([]byte(pushed)); doc.Version != want {
 		t.Errorf("after restart without --policy, GET /v1/policy version = %q, want the pushed %q", doc.Version, want)
 	}
-	if a, r := checkJSON(t, agent, "e2e.marker", `{}`); a.Decision != "allow" {
+	if a, r := harness.CheckJSON(t, agent, "e2e.marker", `{}`); a.Decision != "allow" {
 		t.Errorf("after restart without --policy, the pushed policy must be active (e2e.marker allowed); got %s", r)
 	}
-	s.stop()
+	s.Stop()
 }
 
 // An admin creates, lists and revokes an agent key; a revoked key stops working at once.
 func TestKeysLifecycle(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	admin := s.clientEnv(s.adminKey())
-	secret := createAgentKey(t, s, s.adminKey(), "builder", "demo")
-	if r := rein(t, s.clientEnv(secret), "check", "fs.read", "--args", `{"path":"README.md"}`); r.code != 0 {
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	admin := s.ClientEnv(s.AdminKey())
+	secret := harness.AgentKey(t, s, s.AdminKey(), "builder", "demo")
+	if r := harness.Rein(t, s.ClientEnv(secret), "check", "fs.read", "--args", `{"path":"README.md"}`); r.Code != 0 {
 		t.Fatalf("a fresh agent key cannot check: %s", r)
 	}
 
-	r := rein(t, admin, "keys", "list", "--output", "json")
+	r := harness.Rein(t, admin, "keys", "list", "--output", "json")
 	var keys []struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &keys); r.code != 0 || err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &keys); r.Code != 0 || err != nil {
 		t.Fatalf("rein keys list --output json: %v\n%s", err, r)
 	}
 	id := ""
@@ -561,17 +563,17 @@ func TestKeysLifecycle(t *testing.T) {
 		}
 	}
 	if id == "" {
-		t.Fatalf("rein keys list does not show the key \"builder\":\n%s", r.stdout)
+		t.Fatalf("rein keys list does not show the key \"builder\":\n%s", r.Stdout)
 	}
 
-	if r := rein(t, admin, "keys", "revoke", id); r.code != 0 {
+	if r := harness.Rein(t, admin, "keys", "revoke", id); r.Code != 0 {
 		t.Errorf("rein keys revoke %s: want exit 0; got %s", id, r)
 	}
-	code, body := httpDo(t, "POST", s.URL+"/v1/check", secret, []byte(`{"tool": "fs.read", "args": {"path": "README.md"}}`), "application/json")
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/check", secret, []byte(`{"tool": "fs.read", "args": {"path": "README.md"}}`), "application/json")
 	if code != http.StatusUnauthorized {
 		t.Errorf("a check with the revoked key: want 401; got %d %s", code, body)
 	}
-	s.stop()
+	s.Stop()
 }
 
 // Every subcommand explains itself with an example.
@@ -585,8 +587,8 @@ func TestHelp(t *testing.T) {
 	} {
 		name := strings.Join(cmd, " ")
 		t.Run(name, func(t *testing.T) {
-			r := rein(t, nil, append(cmd, "--help")...)
-			if r.code != 0 || !strings.Contains(r.stdout, "Example") {
+			r := harness.Rein(t, nil, append(cmd, "--help")...)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "Example") {
 				t.Errorf("rein %s --help: want exit 0 and an Example on stdout; got %s", name, r)
 			}
 		})
@@ -596,12 +598,12 @@ func TestHelp(t *testing.T) {
 // Malformed and oversized requests are refused cleanly and the server keeps serving.
 func TestServerSurvivesGarbage(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	agentKey := createAgentKey(t, s, s.adminKey(), "builder", "demo")
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agentKey := harness.AgentKey(t, s, s.AdminKey(), "builder", "demo")
 
 	expectError := func(t *testing.T, what string, body []byte, status int, code string) {
 		t.Helper()
-		got, answer := httpDo(t, "POST", s.URL+"/v1/check", agentKey, body, "application/json")
+		got, answer := harness.HTTPDo(t, "POST", s.URL+"/v1/check", agentKey, body, "application/json")
 		var e struct {
 			Error struct {
 				Code    string `json:"code"`
@@ -619,14 +621,14 @@ func TestServerSurvivesGarbage(t *testing.T) {
 	big := `{"tool": "fs.read", "args": {"path": "` + strings.Repeat("a", 2<<20) + `"}}`
 	expectError(t, "a body over 1 MiB", []byte(big), http.StatusRequestEntityTooLarge, "too_large")
 
-	code, body := httpDo(t, "POST", s.URL+"/v1/check", agentKey, []byte(`{"tool": "fs.read", "args": {"path": "README.md"}}`), "application/json")
-	var a checkAnswer
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/check", agentKey, []byte(`{"tool": "fs.read", "args": {"path": "README.md"}}`), "application/json")
+	var a harness.CheckAnswer
 	json.Unmarshal(body, &a)
 	if code != http.StatusOK || a.Decision != "allow" {
 		t.Errorf("a good check after the garbage: want 200 allow; got %d %s", code, body)
 	}
-	if code, body := httpDo(t, "GET", s.URL+"/healthz", "", nil, ""); code != http.StatusOK {
+	if code, body := harness.HTTPDo(t, "GET", s.URL+"/healthz", "", nil, ""); code != http.StatusOK {
 		t.Errorf("/healthz after the garbage: %d %s", code, body)
 	}
-	s.stop()
+	s.Stop()
 }

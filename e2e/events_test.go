@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 type sseEvent struct {
@@ -79,20 +81,20 @@ func waitEvent(t *testing.T, ch <-chan sseEvent, typ string, match func(sseEvent
 // asks, the vote's approval.updated, decisions and lock changes of its
 // tenant only, and resumes from Last-Event-ID with what it missed.
 func TestEvents(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream := subscribe(t, ctx, e.s.URL, e.keys["alice"], "")
-	other := subscribe(t, ctx, e.s.URL, e.keys["eve"], "")
+	stream := subscribe(t, ctx, e.S.URL, e.Keys["alice"], "")
+	other := subscribe(t, ctx, e.S.URL, e.Keys["eve"], "")
 	time.Sleep(100 * time.Millisecond)
 
 	asked := time.Now()
-	a := e.check("builder", "deploy", "ev1", `{"svc":"api"}`)
+	a := e.Check("builder", "deploy", "ev1", `{"svc":"api"}`)
 	// The decision is published first, then the approval it created.
 	waitEvent(t, stream, "decision", func(x sseEvent) bool { return x.Data["id"] == a.ID && x.Data["decision"] == "ask" })
 	created := waitEvent(t, stream, "approval.created", func(x sseEvent) bool { return x.Data["id"] == a.Approval.ID })
 	t.Logf("approval.created reached the subscriber %s after the check was sent", created.At.Sub(asked).Round(time.Millisecond))
-	if code, _ := e.vote("alice", a.Approval.ID, "approve", ""); code != 200 {
+	if code, _ := e.Vote("alice", a.Approval.ID, "approve", ""); code != 200 {
 		t.Fatal("vote failed")
 	}
 	upd := waitEvent(t, stream, "approval.updated", func(x sseEvent) bool { return x.Data["id"] == a.Approval.ID })
@@ -111,15 +113,15 @@ func TestEvents(t *testing.T) {
 
 	// Resume: events after `upd` that this subscriber missed are replayed.
 	cancel()
-	b := e.check("builder", "deploy", "ev2", `{"svc":"web"}`)
+	b := e.Check("builder", "deploy", "ev2", `{"svc":"web"}`)
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	resumed := subscribe(t, ctx2, e.s.URL, e.keys["alice"], upd.ID)
+	resumed := subscribe(t, ctx2, e.S.URL, e.Keys["alice"], upd.ID)
 	got := waitEvent(t, resumed, "approval.created", func(x sseEvent) bool { return x.Data["id"] == b.Approval.ID })
 	if g, u := atoi(got.ID), atoi(upd.ID); g <= u {
 		t.Fatalf("resumed event id %s is not after %s", got.ID, upd.ID)
 	}
-	if code, _ := httpDo(t, "GET", e.s.URL+"/v1/events", e.keys["builder"], nil, ""); code != http.StatusForbidden {
+	if code, _ := harness.HTTPDo(t, "GET", e.S.URL+"/v1/events", e.Keys["builder"], nil, ""); code != http.StatusForbidden {
 		t.Errorf("an agent key subscribed: %d", code)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -30,12 +32,12 @@ rules:
 
 // fleet is a cluster whose replicas come and go.
 type fleet struct {
-	*pgCluster
+	*harness.PGCluster
 	mu       sync.Mutex
-	replicas []*server
+	replicas []*harness.Server
 }
 
-func (f *fleet) pick() *server {
+func (f *fleet) pick() *harness.Server {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.replicas[rand.IntN(len(f.replicas))]
@@ -46,7 +48,7 @@ func (f *fleet) pick() *server {
 var loadClient = &http.Client{Timeout: 45 * time.Second}
 
 // try sends one request to s; code 0 means no answer (the replica died).
-func try(s *server, method, path, key, body string) (int, []byte) {
+func try(s *harness.Server, method, path, key, body string) (int, []byte) {
 	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
@@ -95,10 +97,10 @@ type logEntry struct {
 	Data    map[string]any `json:"data"`
 }
 
-func readLog(t *testing.T, s *server, key string) []logEntry {
+func readLog(t *testing.T, s *harness.Server, key string) []logEntry {
 	t.Helper()
 	var out []logEntry
-	for i, line := range allEntries(t, s, key) {
+	for i, line := range harness.AllEntries(t, s, key) {
 		var e logEntry
 		if err := json.Unmarshal(line, &e); err != nil || e.Index != int64(i) {
 			t.Fatalf("entry %d: %v %s", i, err, line)
@@ -138,12 +140,12 @@ func checkLog(t *testing.T, log []logEntry, acks []*ackd) {
 // missing from the audit log, the log verifies, no grant is consumed twice
 // and no approval is lost.
 func TestFaultReplicaKills(t *testing.T) {
-	f := &fleet{pgCluster: newPGCluster(t, faultPolicy)}
+	f := &fleet{PGCluster: harness.NewPGCluster(t, faultPolicy)}
 	for range 3 {
-		f.replicas = append(f.replicas, f.start())
+		f.replicas = append(f.replicas, f.Start())
 	}
-	builder := f.key(f.replicas[0], "builder", "acme", `"agent"`, ``)
-	alice := f.key(f.replicas[0], "alice", "acme", `"approver"`, `"oncall"`)
+	builder := f.Key(f.replicas[0], "builder", "acme", `"agent"`, ``)
+	alice := f.Key(f.replicas[0], "alice", "acme", `"approver"`, `"oncall"`)
 
 	var (
 		mu        sync.Mutex
@@ -243,22 +245,22 @@ func TestFaultReplicaKills(t *testing.T) {
 		i := rand.IntN(len(f.replicas))
 		if k == 0 { // the first time, the integrator
 			for j, r := range f.replicas {
-				if _, body := httpDo(t, "GET", r.URL+"/metrics", "", nil, ""); strings.Contains(string(body), "\nrein_audit_integrator 1") {
+				if _, body := harness.HTTPDo(t, "GET", r.URL+"/metrics", "", nil, ""); strings.Contains(string(body), "\nrein_audit_integrator 1") {
 					i = j
 				}
 			}
 		}
-		if _, body := httpDo(t, "GET", f.replicas[i].URL+"/metrics", "", nil, ""); strings.Contains(string(body), "\nrein_audit_integrator 1") {
+		if _, body := harness.HTTPDo(t, "GET", f.replicas[i].URL+"/metrics", "", nil, ""); strings.Contains(string(body), "\nrein_audit_integrator 1") {
 			integrators++
 		}
 		victim := f.replicas[i]
 		f.replicas = append(f.replicas[:i:i], f.replicas[i+1:]...)
 		f.mu.Unlock()
-		victim.cmd.Process.Kill() // SIGKILL
-		<-victim.exited
+		victim.Cmd.Process.Kill() // SIGKILL
+		<-victim.Exited
 		kills++
 		time.Sleep(500 * time.Millisecond)
-		fresh := f.start()
+		fresh := f.Start()
 		f.mu.Lock()
 		f.replicas = append(f.replicas, fresh)
 		f.mu.Unlock()
@@ -268,7 +270,7 @@ func TestFaultReplicaKills(t *testing.T) {
 	wg.Wait()
 
 	s := f.pick()
-	log := readLog(t, s, f.admin)
+	log := readLog(t, s, f.Admin)
 	if len(acks) < 50 {
 		t.Fatalf("only %d checks were acknowledged under load", len(acks))
 	}
@@ -284,7 +286,7 @@ func TestFaultReplicaKills(t *testing.T) {
 	}
 	for i := range 4 {
 		var sess struct{ Checks int64 }
-		getJSON(t, s.URL+fmt.Sprintf("/v1/sessions/batch-%d", i), alice, &sess)
+		harness.GetJSON(t, s.URL+fmt.Sprintf("/v1/sessions/batch-%d", i), alice, &sess)
 		if sess.Checks != inSession[fmt.Sprint("batch-", i)] || sess.Checks == 0 {
 			t.Errorf("session batch-%d counts %d checks; the log holds %d", i, sess.Checks, inSession[fmt.Sprint("batch-", i)])
 		}
@@ -307,7 +309,7 @@ func TestFaultReplicaKills(t *testing.T) {
 	}
 	for id := range approved {
 		var a struct{ Status string }
-		getJSON(t, s.URL+"/v1/approvals/"+id, f.admin, &a)
+		harness.GetJSON(t, s.URL+"/v1/approvals/"+id, f.Admin, &a)
 		if a.Status != "approved" && a.Status != "consumed" {
 			t.Errorf("approval %s was approved (acknowledged) but is %q", id, a.Status)
 		}
@@ -315,7 +317,7 @@ func TestFaultReplicaKills(t *testing.T) {
 	if len(approved) == 0 || len(grantUses) == 0 {
 		t.Errorf("%d approvals approved, %d grants used: the test did not exercise approvals", len(approved), len(grantUses))
 	}
-	out := f.verify(s)
+	out := f.Verify(s)
 	if integrators == 0 {
 		t.Error("the integrator was never killed")
 	}
@@ -344,16 +346,16 @@ func postgresUp() bool {
 // While it is down every check fails closed (deny or 503); afterwards
 // checks are allowed again, and no acknowledged decision is lost.
 func TestFaultPostgresRestart(t *testing.T) {
-	f := &fleet{pgCluster: newPGClusterAt(t, testenv.PostgresExclusive(t), faultPolicy)}
+	f := &fleet{PGCluster: harness.NewPGClusterAt(t, testenv.PostgresExclusive(t), faultPolicy)}
 	t.Cleanup(func() { // never leave PostgreSQL down
 		if !postgresUp() {
 			pgctl(t, "start")
 		}
 	})
 	for range 2 {
-		f.replicas = append(f.replicas, f.start())
+		f.replicas = append(f.replicas, f.Start())
 	}
-	builder := f.key(f.replicas[0], "builder", "acme", `"agent"`, ``)
+	builder := f.Key(f.replicas[0], "builder", "acme", `"agent"`, ``)
 
 	type answerAt struct {
 		start, end time.Time
@@ -415,7 +417,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	pgctl(t, "start")
 	started := time.Now()
 	recovered := time.Time{}
-	eventually(t, 30*time.Second, "checks are allowed again after PostgreSQL restarted", func() string {
+	harness.Eventually(t, 30*time.Second, "checks are allowed again after PostgreSQL restarted", func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, a := range answers {
@@ -444,8 +446,8 @@ func TestFaultPostgresRestart(t *testing.T) {
 		t.Fatal("no check was answered while PostgreSQL was down")
 	}
 	s := f.pick()
-	checkLog(t, readLog(t, s, f.admin), acks)
-	f.verify(s)
+	checkLog(t, readLog(t, s, f.Admin), acks)
+	f.Verify(s)
 	t.Logf("%d answers while down (all deny or 503), allowed again %v after PostgreSQL started, %d acknowledged checks all in the log",
 		down, recovered.Sub(started).Round(time.Millisecond), len(acks))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // hooksGrantPolicy is hooksPolicy where an approver of a destructive
@@ -16,13 +18,13 @@ var hooksGrantPolicy = strings.Replace(hooksPolicy, `    decision: ask
     approval: {approvers: ["role:approver"], grants: [once, session, 1h]}
     reason: destructive commands need an approval`, 1)
 
-func newHookEnvWith(t *testing.T, policy string) *approvalEnv {
+func newHookEnvWith(t *testing.T, policy string) *harness.ApprovalEnv {
 	t.Helper()
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, policy)
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
+	harness.WriteFile(t, pol, policy)
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
 	return e
 }
 
@@ -54,7 +56,7 @@ type recordedCheck struct {
 // once it is approved, and is denied once it is rejected.
 func TestClaudeCodeHookDefer(t *testing.T) {
 	e := newHookEnv(t)
-	env := e.s.clientEnv(e.keys["builder"])
+	env := e.S.ClientEnv(e.Keys["builder"])
 	rm := ccInput("s-defer", "Bash", `{"command":"rm -rf build/","description":"clean"}`)
 	id := toolUseID(t, rm)
 
@@ -62,7 +64,7 @@ func TestClaudeCodeHookDefer(t *testing.T) {
 	if o.decision() != "defer" || !strings.Contains(o.reason(), "apr_") || !strings.Contains(o.reason(), "resume") {
 		t.Fatalf("--on-ask defer: %+v; want defer naming the approval", o)
 	}
-	apr := e.pendingApproval(t, "s-defer")
+	apr := e.PendingApproval(t, "s-defer")
 	if !strings.Contains(o.reason(), apr) {
 		t.Fatalf("the reason names %s? %q", apr, o.reason())
 	}
@@ -70,7 +72,7 @@ func TestClaudeCodeHookDefer(t *testing.T) {
 	if o := runHook(t, env, rm, "--on-ask", "defer"); o.decision() != "defer" || !strings.Contains(o.reason(), apr) {
 		t.Fatalf("resumed while pending: %+v", o)
 	}
-	mustVote(t, e, "alice", apr, "approve", "")
+	harness.MustVote(t, e, "alice", apr, "approve", "")
 	o = runHook(t, env, rm, "--on-ask", "defer")
 	if o.decision() != "allow" {
 		t.Fatalf("resumed after the approval: %+v", o)
@@ -87,15 +89,15 @@ func TestClaudeCodeHookDefer(t *testing.T) {
 		Status string
 		Uses   int
 	}
-	getJSON(t, e.s.URL+"/v1/approvals/"+apr, e.keys["alice"], &apv)
+	harness.GetJSON(t, e.S.URL+"/v1/approvals/"+apr, e.Keys["alice"], &apv)
 	if apv.Status != "consumed" {
 		t.Fatalf("approval after the resumed run: %+v", apv)
 	}
 	// What ran is the result of the allow the resume got.
 	ran := strings.Replace(rm, `"PreToolUse"`, `"PostToolUse"`, 1)
-	mustPost(t, e.s.URL+"/v1/hooks/claude-code", e.keys["builder"], ran)
+	mustPost(t, e.S.URL+"/v1/hooks/claude-code", e.Keys["builder"], ran)
 	var rec recordedCheck
-	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+id, e.keys["builder"], &rec)
+	harness.GetJSON(t, e.S.URL+"/v1/request-ids/claude-code:"+id, e.Keys["builder"], &rec)
 	if rec.Decision != "allow" || rec.Result == nil || rec.Result.Status != "succeeded" || rec.Result.ArgsMatch == nil || !*rec.Result.ArgsMatch {
 		t.Fatalf("the result of a resumed call: %+v", rec)
 	}
@@ -105,7 +107,7 @@ func TestClaudeCodeHookDefer(t *testing.T) {
 	if o := runHook(t, env, rm2, "--on-ask", "defer"); o.decision() != "defer" {
 		t.Fatalf("defer: %+v", o)
 	}
-	mustVote(t, e, "alice", e.pendingApproval(t, "s-defer-no"), "reject", `,"message":"keep dist"`)
+	harness.MustVote(t, e, "alice", e.PendingApproval(t, "s-defer-no"), "reject", `,"message":"keep dist"`)
 	if o := runHook(t, env, rm2, "--on-ask", "defer"); o.decision() != "deny" || !strings.Contains(o.reason(), "rejected") || !strings.Contains(o.reason(), "keep dist") {
 		t.Fatalf("resumed after a rejection: %+v", o)
 	}
@@ -113,12 +115,12 @@ func TestClaudeCodeHookDefer(t *testing.T) {
 	// The HTTP hook: on_ask=defer, the same flow.
 	rm3 := ccInput("s-defer-http", "Bash", `{"command":"rm -rf out/"}`)
 	post := func() hookOutput {
-		return parseHookOutput(t, "defer over HTTP", mustPost(t, e.s.URL+"/v1/hooks/claude-code?on_ask=defer", e.keys["builder"], rm3))
+		return parseHookOutput(t, "defer over HTTP", mustPost(t, e.S.URL+"/v1/hooks/claude-code?on_ask=defer", e.Keys["builder"], rm3))
 	}
 	if o := post(); o.decision() != "defer" {
 		t.Fatalf("on_ask=defer: %+v", o)
 	}
-	mustVote(t, e, "alice", e.pendingApproval(t, "s-defer-http"), "approve", "")
+	harness.MustVote(t, e, "alice", e.PendingApproval(t, "s-defer-http"), "approve", "")
 	if o := post(); o.decision() != "allow" {
 		t.Fatalf("on_ask=defer, resumed after the approval: %+v", o)
 	}
@@ -132,21 +134,21 @@ func TestClaudeCodeHookDefer(t *testing.T) {
 // is recorded as the call not having run.
 func TestClaudeCodePermissionDenied(t *testing.T) {
 	e := newHookEnv(t)
-	agent := e.keys["builder"]
+	agent := e.Keys["builder"]
 	for _, via := range []string{"http", "cli"} {
 		pre := ccInput("s-denied-"+via, "Bash", `{"command":"ls -la"}`)
 		id := toolUseID(t, pre)
-		if o := parseHookOutput(t, "pre", mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, pre)); o.decision() != "allow" {
+		if o := parseHookOutput(t, "pre", mustPost(t, e.S.URL+"/v1/hooks/claude-code", agent, pre)); o.decision() != "allow" {
 			t.Fatalf("pre: %+v", o)
 		}
 		denied := strings.Replace(pre, `"PreToolUse"`, `"PermissionDenied"`, 1)
 		denied = strings.Replace(denied, `"tool_use_id"`, `"reason":"the classifier blocked it","tool_use_id"`, 1)
 		var out []byte
 		if via == "http" {
-			out = mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, denied)
+			out = mustPost(t, e.S.URL+"/v1/hooks/claude-code", agent, denied)
 		} else {
-			cmd := exec.Command(reinBin, "hook", "claude-code")
-			cmd.Env, cmd.Stdin = e.s.clientEnv(agent), strings.NewReader(denied)
+			cmd := exec.Command(harness.Bin, "hook", "claude-code")
+			cmd.Env, cmd.Stdin = e.S.ClientEnv(agent), strings.NewReader(denied)
 			var err error
 			if out, err = cmd.Output(); err != nil {
 				t.Fatalf("PermissionDenied over the CLI: %v", err)
@@ -156,7 +158,7 @@ func TestClaudeCodePermissionDenied(t *testing.T) {
 			t.Fatalf("%s: PermissionDenied answers {} (no retry): %s", via, out)
 		}
 		var rec recordedCheck
-		getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+id, agent, &rec)
+		harness.GetJSON(t, e.S.URL+"/v1/request-ids/claude-code:"+id, agent, &rec)
 		if rec.Result == nil || rec.Result.Status != "failed" || !strings.Contains(rec.Result.Summary, "not run") ||
 			!strings.Contains(rec.Result.Summary, "classifier") || rec.Result.ArgsMatch != nil {
 			t.Fatalf("%s: the denied call's record: %+v", via, rec)
@@ -169,7 +171,7 @@ func TestClaudeCodePermissionDenied(t *testing.T) {
 // plain allow, nor for an allow by a once, session or window grant.
 func TestClaudeCodeNeverSendsUpdatedPermissions(t *testing.T) {
 	e := newHookEnvWith(t, hooksGrantPolicy)
-	agent := e.keys["builder"]
+	agent := e.Keys["builder"]
 	permission := func(session, input string) string {
 		return strings.Replace(ccInput(session, "Bash", input), `"PreToolUse"`, `"PermissionRequest"`, 1)
 	}
@@ -187,16 +189,16 @@ func TestClaudeCodeNeverSendsUpdatedPermissions(t *testing.T) {
 			t.Fatalf("%s: %s; want %s", what, out, behavior)
 		}
 	}
-	check("plain allow", mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, permission("g-plain", `{"command":"ls"}`)), "allow")
+	check("plain allow", mustPost(t, e.S.URL+"/v1/hooks/claude-code", agent, permission("g-plain", `{"command":"ls"}`)), "allow")
 
 	for _, grant := range []string{"once", "session", "1h"} {
 		session := "g-" + grant
 		rm := `{"command":"rm -rf build/"}`
 		done := make(chan []byte, 1)
 		go func() {
-			done <- mustPost(t, e.s.URL+"/v1/hooks/claude-code?on_ask=wait&wait=20s", agent, permission(session, rm))
+			done <- mustPost(t, e.S.URL+"/v1/hooks/claude-code?on_ask=wait&wait=20s", agent, permission(session, rm))
 		}()
-		mustVote(t, e, "alice", e.pendingApproval(t, session), "approve", `,"grant":"`+grant+`"`)
+		harness.MustVote(t, e, "alice", e.PendingApproval(t, session), "approve", `,"grant":"`+grant+`"`)
 		var out []byte
 		select {
 		case out = <-done:
@@ -206,7 +208,7 @@ func TestClaudeCodeNeverSendsUpdatedPermissions(t *testing.T) {
 		check(grant+" grant, the waiting call", out, "allow")
 		// The next call of the same action: allowed by a scoped grant, asked
 		// anew after a once grant; never a rule for Claude Code to keep.
-		next := mustPost(t, e.s.URL+"/v1/hooks/claude-code?on_ask=deny", agent, permission(session, rm))
+		next := mustPost(t, e.S.URL+"/v1/hooks/claude-code?on_ask=deny", agent, permission(session, rm))
 		if grant == "once" {
 			check("after a once grant", next, "deny")
 		} else {
@@ -223,12 +225,12 @@ func TestClaudeCodeHookContentType(t *testing.T) {
 	e := newHookEnv(t)
 	ls := ccInput("s-content-type", "Bash", `{"command":"ls -la"}`)
 	for _, ct := range []string{"application/json", "application/json; charset=utf-8"} {
-		if o := parseHookOutput(t, ct, mustPostAs(t, e.s.URL+"/v1/hooks/claude-code", e.keys["builder"], ct, ls)); o.decision() != "allow" {
+		if o := parseHookOutput(t, ct, mustPostAs(t, e.S.URL+"/v1/hooks/claude-code", e.Keys["builder"], ct, ls)); o.decision() != "allow" {
 			t.Errorf("as %s: %+v", ct, o)
 		}
 	}
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
-		o := parseHookOutput(t, ct, mustPostAs(t, e.s.URL+"/v1/hooks/claude-code", e.keys["builder"], ct, ls))
+		o := parseHookOutput(t, ct, mustPostAs(t, e.S.URL+"/v1/hooks/claude-code", e.Keys["builder"], ct, ls))
 		if o.decision() != "deny" || !strings.Contains(o.reason(), "Content-Type: application/json") {
 			t.Errorf("as %q: %+v; want a deny naming the Content-Type", ct, o)
 		}
@@ -239,7 +241,7 @@ func TestClaudeCodeHookContentType(t *testing.T) {
 // must be 200.
 func mustPostAs(t *testing.T, url, key, ct, body string) []byte {
 	t.Helper()
-	code, out := httpDo(t, "POST", url, key, []byte(body), ct)
+	code, out := harness.HTTPDo(t, "POST", url, key, []byte(body), ct)
 	if code != 200 {
 		t.Fatalf("POST %s as %q: %d %s", url, ct, code, out)
 	}

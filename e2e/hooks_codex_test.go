@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/pb33f/jsonschema/v6"
 )
 
@@ -75,7 +77,7 @@ var codexSchemaFiles = map[string]string{
 func codexOutputSchema(t *testing.T, event string) *jsonschema.Schema {
 	t.Helper()
 	name := codexSchemaFiles[event] + ".command.output.schema.json"
-	f, err := os.Open(filepath.Join(moduleRoot, "hook", "testdata", "codex", name))
+	f, err := os.Open(filepath.Join(harness.ModuleRoot, "hook", "testdata", "codex", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +129,10 @@ func (o codexOutput) decision() (string, string) {
 // accepts, without updatedInput or updatedPermissions.
 func runCodexHook(t *testing.T, env []string, event, input string, args ...string) codexOutput {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.CommandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, reinBin, append([]string{"hook", "codex"}, args...)...)
-	cmd.Dir, cmd.Env, cmd.Stdin = moduleRoot, env, strings.NewReader(input)
+	cmd := exec.CommandContext(ctx, harness.Bin, append([]string{"hook", "codex"}, args...)...)
+	cmd.Dir, cmd.Env, cmd.Stdin = harness.ModuleRoot, env, strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -166,7 +168,7 @@ func runCodexHook(t *testing.T, env []string, event, input string, args ...strin
 // every way the hook can fail, each ending in an answer Codex reads.
 func TestCodexHook(t *testing.T) {
 	e := newHookEnvWith(t, codexPolicy)
-	env := e.s.clientEnv(e.keys["builder"])
+	env := e.S.ClientEnv(e.Keys["builder"])
 	want := func(what string, o codexOutput, decision, reason string) {
 		t.Helper()
 		if d, why := o.decision(); d != decision || !strings.Contains(why, reason) {
@@ -218,14 +220,14 @@ func TestCodexHook(t *testing.T) {
 		pre := codexInput("PreToolUse", "x-ask-wait", "Bash", rm)
 		done := make(chan codexOutput, 1)
 		go func() { done <- runCodexHook(t, env, "PreToolUse", pre, "--on-ask", "wait", "--wait", "20s") }()
-		mustVote(t, e, "alice", e.pendingApproval(t, "x-ask-wait"), "approve", "")
+		harness.MustVote(t, e, "alice", e.PendingApproval(t, "x-ask-wait"), "approve", "")
 		o = receiveCodex(t, done)
 		want("--on-ask wait, approved", o, "", "")
 		if o := runCodexHook(t, env, "PostToolUse", asPost(pre, `{"exit_code":0,"output":""}`)); o.raw != "{}" {
 			t.Fatalf("PostToolUse: %s", o.raw)
 		}
 		var rec recordedCheck
-		getJSON(t, e.s.URL+"/v1/request-ids/codex:"+toolUseID(t, pre), e.keys["builder"], &rec)
+		harness.GetJSON(t, e.S.URL+"/v1/request-ids/codex:"+toolUseID(t, pre), e.Keys["builder"], &rec)
 		if rec.Decision != "allow" || rec.Result == nil || rec.Result.Status != "succeeded" || rec.Result.ArgsMatch == nil || !*rec.Result.ArgsMatch {
 			t.Fatalf("the result of a call allowed after a wait: %+v", rec)
 		}
@@ -234,7 +236,7 @@ func TestCodexHook(t *testing.T) {
 		go func() {
 			done <- runCodexHook(t, env, "PermissionRequest", codexInput("PermissionRequest", "x-ask-perm", "Bash", `{"command":"rm -rf dist/","description":"clean"}`), "--on-ask", "wait", "--wait", "20s")
 		}()
-		mustVote(t, e, "alice", e.pendingApproval(t, "x-ask-perm"), "approve", "")
+		harness.MustVote(t, e, "alice", e.PendingApproval(t, "x-ask-perm"), "approve", "")
 		want("PermissionRequest, approved", receiveCodex(t, done), "allow", "")
 
 		// wait, the approver edits the command: Codex cannot run the edit, so
@@ -242,14 +244,14 @@ func TestCodexHook(t *testing.T) {
 		go func() {
 			done <- runCodexHook(t, env, "PreToolUse", codexInput("PreToolUse", "x-ask-edit", "Bash", rm), "--on-ask", "wait", "--wait", "20s")
 		}()
-		mustVote(t, e, "alice", e.pendingApproval(t, "x-ask-edit"), "edit", `,"args":{"command":"rm -rf build/tmp"}`)
+		harness.MustVote(t, e, "alice", e.PendingApproval(t, "x-ask-edit"), "edit", `,"args":{"command":"rm -rf build/tmp"}`)
 		want("an approver's edit", receiveCodex(t, done), "deny", `{"command":"rm -rf build/tmp"}`)
 
 		// wait, rejected: deny.
 		go func() {
 			done <- runCodexHook(t, env, "PreToolUse", codexInput("PreToolUse", "x-ask-no", "Bash", rm), "--on-ask", "wait", "--wait", "20s")
 		}()
-		mustVote(t, e, "alice", e.pendingApproval(t, "x-ask-no"), "reject", `,"message":"not today"`)
+		harness.MustVote(t, e, "alice", e.PendingApproval(t, "x-ask-no"), "reject", `,"message":"not today"`)
 		want("rejected", receiveCodex(t, done), "deny", "")
 	})
 	t.Run("post tool use", func(t *testing.T) {
@@ -259,7 +261,7 @@ func TestCodexHook(t *testing.T) {
 			t.Fatalf("PostToolUse: %s", o.raw)
 		}
 		var rec recordedCheck
-		getJSON(t, e.s.URL+"/v1/request-ids/codex:"+toolUseID(t, pre), e.keys["builder"], &rec)
+		harness.GetJSON(t, e.S.URL+"/v1/request-ids/codex:"+toolUseID(t, pre), e.Keys["builder"], &rec)
 		if rec.Result == nil || rec.Result.Status != "failed" || rec.Result.Summary != "exit code 2" {
 			t.Fatalf("a call that failed: %+v", rec)
 		}
@@ -280,16 +282,16 @@ func TestCodexHook(t *testing.T) {
 		} {
 			want(c.name, runCodexHook(t, env, "PreToolUse", c.input), "deny", c.want)
 		}
-		want("no key", runCodexHook(t, cleanEnv("REIN_SERVER="+e.s.URL), "PreToolUse", ls), "deny", "REIN_KEY")
-		want("unknown key", runCodexHook(t, e.s.clientEnv("rein_notakey"), "PreToolUse", ls), "deny", "unauthenticated")
-		want("approver key", runCodexHook(t, e.s.clientEnv(e.keys["alice"]), "PreToolUse", ls), "deny", "rein refused the check")
+		want("no key", runCodexHook(t, harness.CleanEnv("REIN_SERVER="+e.S.URL), "PreToolUse", ls), "deny", "REIN_KEY")
+		want("unknown key", runCodexHook(t, e.S.ClientEnv("rein_notakey"), "PreToolUse", ls), "deny", "unauthenticated")
+		want("approver key", runCodexHook(t, e.S.ClientEnv(e.Keys["alice"]), "PreToolUse", ls), "deny", "rein refused the check")
 		want("bad --on-ask", runCodexHook(t, env, "PreToolUse", ls, "--on-ask", "defer"), "deny", "no defer")
 		want("bad flag", runCodexHook(t, env, "PreToolUse", ls, "--no-such-flag"), "deny", "misconfigured")
-		down := cleanEnv("REIN_SERVER=http://"+freeAddr(t), "REIN_KEY="+e.keys["builder"])
+		down := harness.CleanEnv("REIN_SERVER=http://"+harness.FreeAddr(t), "REIN_KEY="+e.Keys["builder"])
 		want("rein down", runCodexHook(t, down, "PreToolUse", ls), "deny", "unreachable")
 		perm := codexInput("PermissionRequest", "x-fail", "Bash", `{"command":"ls"}`)
 		want("rein down, PermissionRequest", runCodexHook(t, down, "PermissionRequest", perm), "deny", "unreachable")
-		want("bad key, PermissionRequest", runCodexHook(t, e.s.clientEnv("rein_notakey"), "PermissionRequest", perm), "deny", "unauthenticated")
+		want("bad key, PermissionRequest", runCodexHook(t, e.S.ClientEnv("rein_notakey"), "PermissionRequest", perm), "deny", "unauthenticated")
 		want("cut-off PermissionRequest", runCodexHook(t, env, "PermissionRequest", `{"hook_event_name":"PermissionRequest",`), "deny", "not Codex hook JSON")
 		o := runCodexHook(t, down, "PostToolUse", codexInput("PostToolUse", "x-fail", "Bash", `{"command":"ls"}`))
 		if !strings.Contains(o.SystemMessage, "not recorded") {
@@ -312,7 +314,7 @@ func TestCodexHook(t *testing.T) {
 			}
 		}()
 		start := time.Now()
-		hang := cleanEnv("REIN_SERVER=http://"+l.Addr().String(), "REIN_KEY="+e.keys["builder"])
+		hang := harness.CleanEnv("REIN_SERVER=http://"+l.Addr().String(), "REIN_KEY="+e.Keys["builder"])
 		want("rein hangs", runCodexHook(t, hang, "PreToolUse", ls, "--wait", "1s"), "deny", "did not answer")
 		if d := time.Since(start); d > 15*time.Second {
 			t.Errorf("the hook took %s against a hanging server with --wait 1s", d)

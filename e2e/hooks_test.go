@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // hooksPolicy decides Claude Code's own tools the way a team might.
@@ -91,10 +93,10 @@ func parseHookOutput(t *testing.T, what string, stdout []byte) hookOutput {
 // exit 0 whatever happens.
 func runHook(t *testing.T, env []string, input string, args ...string) hookOutput {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), harness.CommandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, reinBin, append([]string{"hook", "claude-code"}, args...)...)
-	cmd.Dir = moduleRoot
+	cmd := exec.CommandContext(ctx, harness.Bin, append([]string{"hook", "claude-code"}, args...)...)
+	cmd.Dir = harness.ModuleRoot
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
@@ -115,13 +117,13 @@ func ccInput(session, tool, toolInput string) string {
 
 var toolUseSeq atomic.Int64
 
-func newHookEnv(t *testing.T) *approvalEnv {
+func newHookEnv(t *testing.T) *harness.ApprovalEnv {
 	t.Helper()
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, hooksPolicy)
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
+	harness.WriteFile(t, pol, hooksPolicy)
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
 	return e
 }
 
@@ -130,7 +132,7 @@ func newHookEnv(t *testing.T) *approvalEnv {
 // can fail, each ending in valid hook JSON and exit 0.
 func TestClaudeCodeHookCLI(t *testing.T) {
 	e := newHookEnv(t)
-	env := e.s.clientEnv(e.keys["builder"])
+	env := e.S.ClientEnv(e.Keys["builder"])
 
 	t.Run("allow", func(t *testing.T) {
 		o := runHook(t, env, ccInput("s-allow", "Bash", `{"command":"ls -la","description":"list files"}`))
@@ -196,13 +198,13 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 		go func() {
 			done <- runHook(t, env, ccInput("s-ask-wait", "Bash", rm), "--on-ask", "wait", "--wait", "20s")
 		}()
-		id := e.pendingApproval(t, "s-ask-wait")
+		id := e.PendingApproval(t, "s-ask-wait")
 		select {
 		case o := <-done:
 			t.Fatalf("the hook answered before anyone voted: %+v", o)
 		default:
 		}
-		mustVote(t, e, "alice", id, "approve", "")
+		harness.MustVote(t, e, "alice", id, "approve", "")
 		select {
 		case o := <-done:
 			if o.decision() != "allow" {
@@ -216,8 +218,8 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 		go func() {
 			done <- runHook(t, env, ccInput("s-ask-reject", "Bash", rm), "--on-ask", "wait", "--wait", "20s")
 		}()
-		id = e.pendingApproval(t, "s-ask-reject")
-		mustVote(t, e, "alice", id, "reject", `,"message":"not on a Friday"`)
+		id = e.PendingApproval(t, "s-ask-reject")
+		harness.MustVote(t, e, "alice", id, "reject", `,"message":"not on a Friday"`)
 		if o := receiveHook(t, done); o.decision() != "deny" {
 			t.Fatalf("rejected: %+v", o)
 		}
@@ -236,10 +238,10 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 			}
 		}
 		ls := ccInput("s-fail", "Bash", `{"command":"ls"}`)
-		if o := runHook(t, cleanEnv("REIN_SERVER="+e.s.URL), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "REIN_KEY") {
+		if o := runHook(t, harness.CleanEnv("REIN_SERVER="+e.S.URL), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "REIN_KEY") {
 			t.Errorf("no key: %+v", o)
 		}
-		if o := runHook(t, e.s.clientEnv("rein_notakey"), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "unauthenticated") {
+		if o := runHook(t, e.S.ClientEnv("rein_notakey"), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "unauthenticated") {
 			t.Errorf("unknown key: %+v", o)
 		}
 		if o := runHook(t, env, ls, "--on-ask", "sometimes"); o.decision() != "deny" || !strings.Contains(o.reason(), "misconfigured") {
@@ -250,8 +252,8 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 		}
 
 		// rein down: nothing listens on the address.
-		down := freeAddr(t)
-		if o := runHook(t, cleanEnv("REIN_SERVER=http://"+down, "REIN_KEY="+e.keys["builder"]), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "unreachable") {
+		down := harness.FreeAddr(t)
+		if o := runHook(t, harness.CleanEnv("REIN_SERVER=http://"+down, "REIN_KEY="+e.Keys["builder"]), ls); o.decision() != "deny" || !strings.Contains(o.reason(), "unreachable") {
 			t.Errorf("rein down: %+v", o)
 		}
 
@@ -271,7 +273,7 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 			}
 		}()
 		start := time.Now()
-		o := runHook(t, cleanEnv("REIN_SERVER=http://"+l.Addr().String(), "REIN_KEY="+e.keys["builder"]), ls, "--wait", "1s")
+		o := runHook(t, harness.CleanEnv("REIN_SERVER=http://"+l.Addr().String(), "REIN_KEY="+e.Keys["builder"]), ls, "--wait", "1s")
 		if o.decision() != "deny" || !strings.Contains(o.reason(), "did not answer") {
 			t.Errorf("rein hangs: %+v", o)
 		}
@@ -282,7 +284,7 @@ func TestClaudeCodeHookCLI(t *testing.T) {
 
 	// Every check made through the hook is a real check of the session.
 	var checks []struct{ Tool, Decision string }
-	getJSON(t, e.s.URL+"/v1/sessions/s-allow/checks", e.keys["alice"], &checks)
+	harness.GetJSON(t, e.S.URL+"/v1/sessions/s-allow/checks", e.Keys["alice"], &checks)
 	if len(checks) != 3 {
 		t.Fatalf("session s-allow holds %d checks, want the hook's 3: %+v", len(checks), checks)
 	}
@@ -294,13 +296,13 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 	e := newHookEnv(t)
 	post := func(query, key, body string) hookOutput {
 		t.Helper()
-		code, out := httpDo(t, "POST", e.s.URL+"/v1/hooks/claude-code"+query, key, []byte(body), "application/json")
+		code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/hooks/claude-code"+query, key, []byte(body), "application/json")
 		if code != 200 {
 			t.Fatalf("POST /v1/hooks/claude-code%s: %d %s; the endpoint must answer 200", query, code, out)
 		}
 		return parseHookOutput(t, "POST "+query+" "+body, out)
 	}
-	agent := e.keys["builder"]
+	agent := e.Keys["builder"]
 	if o := post("", agent, ccInput("h1", "Bash", `{"command":"ls"}`)); o.decision() != "allow" {
 		t.Fatalf("ls: %+v", o)
 	}
@@ -316,7 +318,7 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 	go func() {
 		done <- post("?on_ask=wait&wait=20s", agent, waited)
 	}()
-	mustVote(t, e, "alice", e.pendingApproval(t, "h3"), "approve", "")
+	harness.MustVote(t, e, "alice", e.PendingApproval(t, "h3"), "approve", "")
 	if o := receiveHook(t, done); o.decision() != "allow" {
 		t.Fatalf("on_ask=wait, approved: %+v", o)
 	}
@@ -327,7 +329,7 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 	}
 	json.Unmarshal([]byte(waited), &call)
 	ran := strings.Replace(waited, `"PreToolUse"`, `"PostToolUse"`, 1)
-	mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, strings.Replace(ran, `"tool_use_id"`, `"tool_response":{"stdout":""},"tool_use_id"`, 1))
+	mustPost(t, e.S.URL+"/v1/hooks/claude-code", agent, strings.Replace(ran, `"tool_use_id"`, `"tool_response":{"stdout":""},"tool_use_id"`, 1))
 	var after struct {
 		Decision string
 		Result   struct {
@@ -335,7 +337,7 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 			ArgsMatch *bool `json:"args_match"`
 		}
 	}
-	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+call.ToolUseID, agent, &after)
+	harness.GetJSON(t, e.S.URL+"/v1/request-ids/claude-code:"+call.ToolUseID, agent, &after)
 	if after.Decision != "allow" || after.Result.Status != "succeeded" || after.Result.ArgsMatch == nil || !*after.Result.ArgsMatch {
 		t.Fatalf("the result of a call allowed after a wait: %+v", after)
 	}
@@ -343,7 +345,7 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 	for _, c := range []struct{ name, query, key, body, want string }{
 		{"no key", "", "", ccInput("h4", "Bash", `{"command":"ls"}`), "cannot authenticate"},
 		{"unknown key", "", "rein_nope", ccInput("h4", "Bash", `{"command":"ls"}`), "cannot authenticate"},
-		{"approver key", "", e.keys["alice"], ccInput("h4", "Bash", `{"command":"ls"}`), "needs an agent key"},
+		{"approver key", "", e.Keys["alice"], ccInput("h4", "Bash", `{"command":"ls"}`), "needs an agent key"},
 		{"garbage", "", agent, "{{{", "not Claude Code hook JSON"},
 		{"bad on_ask", "?on_ask=maybe", agent, ccInput("h4", "Bash", `{"command":"ls"}`), "misconfigured"},
 		{"bad wait", "?on_ask=wait&wait=forever", agent, ccInput("h4", "Bash", `{"command":"ls"}`), "misconfigured"},
@@ -352,29 +354,6 @@ func TestClaudeCodeHookHTTP(t *testing.T) {
 		if o := post(c.query, c.key, c.body); o.decision() != "deny" || !strings.Contains(o.reason(), c.want) {
 			t.Errorf("%s: %+v; want deny mentioning %q", c.name, o, c.want)
 		}
-	}
-}
-
-// pendingApproval waits for the pending approval of a session and returns its id.
-func (e *approvalEnv) pendingApproval(t *testing.T, session string) string {
-	t.Helper()
-	var id string
-	eventually(t, 10*time.Second, "a pending approval in session "+session, func() string {
-		var list []struct{ ID string }
-		getJSON(t, e.s.URL+"/v1/approvals?status=pending&session="+session, e.keys["alice"], &list)
-		if len(list) == 0 {
-			return "none yet"
-		}
-		id = list[0].ID
-		return ""
-	})
-	return id
-}
-
-func mustVote(t *testing.T, e *approvalEnv, who, id, vote, extra string) {
-	t.Helper()
-	if code, body := e.vote(who, id, vote, extra); code != 200 {
-		t.Fatalf("%s votes %s on %s: %d %v", who, vote, id, code, body)
 	}
 }
 
@@ -399,10 +378,10 @@ func receiveHook(t *testing.T, done chan hookOutput) hookOutput {
 // the allowed one is flagged.
 func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
 	e := newHookEnv(t)
-	agent := e.keys["builder"]
+	agent := e.Keys["builder"]
 	post := func(query, body string) map[string]any {
 		t.Helper()
-		code, out := httpDo(t, "POST", e.s.URL+"/v1/hooks/claude-code"+query, agent, []byte(body), "application/json")
+		code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/hooks/claude-code"+query, agent, []byte(body), "application/json")
 		var m map[string]any
 		if code != 200 || json.Unmarshal(out, &m) != nil {
 			t.Fatalf("hook: %d %s", code, out)
@@ -436,7 +415,7 @@ func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
 	// read a PreToolUse answer there and would put the call to the user.
 	postAs := func(key, query, body string) map[string]any {
 		t.Helper()
-		code, out := httpDo(t, "POST", e.s.URL+"/v1/hooks/claude-code"+query, key, []byte(body), "application/json")
+		code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/hooks/claude-code"+query, key, []byte(body), "application/json")
 		var m map[string]any
 		if code != 200 || json.Unmarshal(out, &m) != nil {
 			t.Fatalf("hook: %d %s", code, out)
@@ -459,11 +438,11 @@ func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
 		body string
 		why  string
 	}{
-		"no key":         {[]string{"REIN_SERVER=" + e.s.URL}, permission("Bash", `{"command":"ls"}`), "no API key"},
+		"no key":         {[]string{"REIN_SERVER=" + e.S.URL}, permission("Bash", `{"command":"ls"}`), "no API key"},
 		"rein down":      {[]string{"REIN_SERVER=http://127.0.0.1:1", "REIN_KEY=" + agent}, permission("Bash", `{"command":"ls"}`), "unreachable"},
-		"not JSON input": {e.s.clientEnv(agent), `{"hook_event_name":"PermissionRequest",`, "not Claude Code hook JSON"},
+		"not JSON input": {e.S.ClientEnv(agent), `{"hook_event_name":"PermissionRequest",`, "not Claude Code hook JSON"},
 	} {
-		cmd := exec.Command(reinBin, "hook", "claude-code")
+		cmd := exec.Command(harness.Bin, "hook", "claude-code")
 		cmd.Env, cmd.Stdin = c.env, strings.NewReader(c.body)
 		out, err := cmd.Output()
 		var m map[string]any
@@ -482,7 +461,7 @@ func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
 		ToolUseID string `json:"tool_use_id"`
 	}
 	json.Unmarshal([]byte(pre), &in)
-	if o := parseHookOutput(t, "pre", mustPost(t, e.s.URL+"/v1/hooks/claude-code", agent, pre)); o.decision() != "allow" {
+	if o := parseHookOutput(t, "pre", mustPost(t, e.S.URL+"/v1/hooks/claude-code", agent, pre)); o.decision() != "allow" {
 		t.Fatalf("pre: %+v", o)
 	}
 	ran := strings.Replace(pre, `"PreToolUse"`, `"PostToolUse"`, 1)
@@ -497,22 +476,22 @@ func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
 			ArgsMatch *bool `json:"args_match"`
 		}
 	}
-	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+in.ToolUseID, agent, &rec)
+	harness.GetJSON(t, e.S.URL+"/v1/request-ids/claude-code:"+in.ToolUseID, agent, &rec)
 	if rec.Result.Status != "succeeded" || rec.Result.ArgsMatch == nil || *rec.Result.ArgsMatch {
 		t.Fatalf("the result of a call that ran other input than allowed: %+v", rec)
 	}
 	// The same through the CLI, with the input rein allowed: args_match true.
 	pre = ccInput("post-cli", "Bash", `{"command":"make lint"}`)
 	json.Unmarshal([]byte(pre), &in)
-	if o := runHook(t, e.s.clientEnv(agent), pre); o.decision() != "allow" {
+	if o := runHook(t, e.S.ClientEnv(agent), pre); o.decision() != "allow" {
 		t.Fatalf("pre over the CLI: %+v", o)
 	}
-	cmd := exec.Command(reinBin, "hook", "claude-code")
-	cmd.Env, cmd.Stdin = e.s.clientEnv(agent), strings.NewReader(strings.Replace(pre, `"PreToolUse"`, `"PostToolUse"`, 1))
+	cmd := exec.Command(harness.Bin, "hook", "claude-code")
+	cmd.Env, cmd.Stdin = e.S.ClientEnv(agent), strings.NewReader(strings.Replace(pre, `"PreToolUse"`, `"PostToolUse"`, 1))
 	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "{}" {
 		t.Fatalf("PostToolUse over the CLI: %q %v", out, err)
 	}
-	getJSON(t, e.s.URL+"/v1/request-ids/claude-code:"+in.ToolUseID, agent, &rec)
+	harness.GetJSON(t, e.S.URL+"/v1/request-ids/claude-code:"+in.ToolUseID, agent, &rec)
 	if rec.Result.ArgsMatch == nil || !*rec.Result.ArgsMatch {
 		t.Fatalf("the result of a call that ran what was allowed: %+v", rec)
 	}
@@ -520,7 +499,7 @@ func TestClaudeCodePermissionRequestAndPostToolUse(t *testing.T) {
 
 func mustPost(t *testing.T, url, key, body string) []byte {
 	t.Helper()
-	code, out := httpDo(t, "POST", url, key, []byte(body), "application/json")
+	code, out := harness.HTTPDo(t, "POST", url, key, []byte(body), "application/json")
 	if code != 200 {
 		t.Fatalf("POST %s: %d %s", url, code, out)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 const limitsPolicy = `version: 1
@@ -26,13 +28,13 @@ rules:
 // Retry-After header; denied checks spend no token; after waiting, allowed
 // again; the rate is per agent; concurrent checks never overspend.
 func TestThrottle(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, limitsPolicy)
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
+	harness.WriteFile(t, pol, limitsPolicy)
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
 	sendTool := func(tool, who, args string) (string, int64, string) {
-		code, body := httpDo(t, "POST", e.s.URL+"/v1/check", e.keys[who], []byte(`{"tool":"`+tool+`","args":`+args+`}`), "application/json")
+		code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", e.Keys[who], []byte(`{"tool":"`+tool+`","args":`+args+`}`), "application/json")
 		if code != 200 {
 			t.Fatalf("check: %d %s", code, body)
 		}
@@ -62,7 +64,7 @@ func TestThrottle(t *testing.T) {
 	if d != "throttle" || ms <= 0 || ms > 2000 {
 		t.Fatalf("the 4th mail: %s; want throttle with retry_after_ms in (0, 2000]", b)
 	}
-	hdr := retryAfterHeader(t, e.s.URL, e.keys["builder"])
+	hdr := retryAfterHeader(t, e.S.URL, e.Keys["builder"])
 	if n, err := strconv.Atoi(hdr); err != nil || n < 1 || n > 2 {
 		t.Errorf("Retry-After header %q; want 1 or 2 seconds", hdr)
 	}
@@ -99,7 +101,7 @@ func retryAfterHeader(t *testing.T, url, key string) string {
 	req, _ := http.NewRequest("POST", url+"/v1/check", strings.NewReader(`{"tool":"email.send","args":{"to":"z"}}`))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := httpClient.Do(req)
+	res, err := harness.HTTPClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/internal/testenv"
@@ -53,7 +55,7 @@ type answerCase struct {
 // resultType on every result) and on the 2025 handshake.
 func TestMCPGatewayOwnAnswersEveryVersion(t *testing.T) {
 	t.Parallel() // mostly waiting on client processes
-	e := &statelessEnv{approvalEnv: newApprovalEnvWith(t, t.TempDir(), answersPolicy), record: filepath.Join(t.TempDir(), "record.txt")}
+	e := &statelessEnv{ApprovalEnv: harness.NewApprovalEnvWith(t, t.TempDir(), answersPolicy), record: filepath.Join(t.TempDir(), "record.txt")}
 	bin, err := buildMCPServer()
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +63,10 @@ func TestMCPGatewayOwnAnswersEveryVersion(t *testing.T) {
 	e.server = bin
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("rein serve's stderr:\n%s", e.s.stderr)
+			t.Logf("rein serve's stderr:\n%s", e.S.Stderr)
 		}
 	})
-	npm := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "mcp"))
+	npm := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "mcp"))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +85,9 @@ func TestMCPGatewayOwnAnswersEveryVersion(t *testing.T) {
 		name, server, key string
 		cases             []answerCase
 	}{
-		{"rein up", e.s.URL, e.keys["builder"], up},
-		{"key refused", e.s.URL, "rein_notakey", []answerCase{{"echo", map[string]any{"text": "hi"}, "rein refused the check of go.echo"}}},
-		{"rein down", down, e.keys["builder"], []answerCase{{"echo", map[string]any{"text": "hi"}, "rein is unreachable"}}},
+		{"rein up", e.S.URL, e.Keys["builder"], up},
+		{"key refused", e.S.URL, "rein_notakey", []answerCase{{"echo", map[string]any{"text": "hi"}, "rein refused the check of go.echo"}}},
+		{"rein down", down, e.Keys["builder"], []answerCase{{"echo", map[string]any{"text": "hi"}, "rein is unreachable"}}},
 	}
 	gatewayArgs := []string{"mcp", "--name", "go", "--wait", "1s", "--rein-timeout", "5s", "--upstream", e.server, "--upstream-arg", e.record}
 
@@ -110,7 +112,7 @@ func TestMCPGatewayOwnAnswersEveryVersion(t *testing.T) {
 			for _, c := range cases {
 				steps = append(steps, map[string]any{"op": "call", "name": c.tool, "arguments": c.args})
 			}
-			plan := map[string]any{"transport": "stdio", "command": reinBin, "args": gatewayArgs, "elicitation": "none",
+			plan := map[string]any{"transport": "stdio", "command": harness.Bin, "args": gatewayArgs, "elicitation": "none",
 				"env": map[string]string{"REIN_SERVER": server, "REIN_KEY": key}, "steps": steps}
 			for k, v := range extra {
 				plan[k] = v
@@ -153,8 +155,8 @@ func TestMCPGatewayOwnAnswersEveryVersion(t *testing.T) {
 // protocol version through `rein mcp` over stdio.
 func goClientAnswers(t *testing.T, gatewayArgs []string, server, key, version string, cases []answerCase) []clientAnswer {
 	t.Helper()
-	cmd := exec.Command(reinBin, gatewayArgs...)
-	cmd.Env = cleanEnv("REIN_SERVER="+server, "REIN_KEY="+key)
+	cmd := exec.Command(harness.Bin, gatewayArgs...)
+	cmd.Env = harness.CleanEnv("REIN_SERVER="+server, "REIN_KEY="+key)
 	cmd.Stderr = os.Stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -188,7 +190,7 @@ func scriptAnswers(t *testing.T, npm, script string, plan map[string]any) []clie
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(npm, script), string(b))
 	cmd.Dir = npm
-	cmd.Env = cleanEnv()
+	cmd.Env = harness.CleanEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

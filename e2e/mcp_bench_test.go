@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	reinapi "github.com/reinhq/rein"
@@ -32,7 +34,7 @@ import (
 //	go test -run '^$' -bench MCPGatewayLatency -benchtime 1x ./e2e
 func BenchmarkMCPGatewayLatency(b *testing.B) {
 	const calls = 2000
-	npm := testenv.NodeModules(b, filepath.Join(moduleRoot, "e2e", "mcp"))
+	npm := testenv.NodeModules(b, filepath.Join(harness.ModuleRoot, "e2e", "mcp"))
 	root := b.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("hello\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -42,8 +44,8 @@ func BenchmarkMCPGatewayLatency(b *testing.B) {
 
 	for range b.N {
 		direct := measureCalls(b, exec.Command(fsServer[0], fsServer[1:]...), root, calls)
-		gw := exec.Command(reinBin, append([]string{"mcp", "--name", "fs", "--"}, fsServer...)...)
-		gw.Env = cleanEnv("REIN_SERVER="+url, "REIN_KEY="+agentKey)
+		gw := exec.Command(harness.Bin, append([]string{"mcp", "--name", "fs", "--"}, fsServer...)...)
+		gw.Env = harness.CleanEnv("REIN_SERVER="+url, "REIN_KEY="+agentKey)
 		through := measureCalls(b, gw, root, calls)
 		d50, d99 := percentile(direct, 50), percentile(direct, 99)
 		g50, g99 := percentile(through, 50), percentile(through, 99)
@@ -121,8 +123,8 @@ func benchServer(b *testing.B) (string, string) {
 	dir := b.TempDir()
 	pol := filepath.Join(dir, "policy.yaml")
 	os.WriteFile(pol, []byte("version: 1\ndefault: deny\nrules:\n  - {id: reads, when: 'tool == \"fs.read_text_file\"', decision: allow}\n"), 0o644)
-	cmd := exec.Command(reinBin, "serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--policy", pol)
-	cmd.Env = cleanEnv()
+	cmd := exec.Command(harness.Bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--policy", pol)
+	cmd.Env = harness.CleanEnv()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -140,7 +142,7 @@ func benchServer(b *testing.B) (string, string) {
 	var u string
 	select {
 	case u = <-url:
-	case <-time.After(startTimeout):
+	case <-time.After(harness.StartTimeout):
 		b.Fatal("rein serve did not start")
 	}
 	admin, err := os.ReadFile(filepath.Join(dir, "data", "admin.key"))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // TestMCPGatewayReinFaults: a rein that is slow, answers garbage or an
@@ -15,7 +17,7 @@ import (
 // the cause, before the client's own timeout; nothing reaches the server.
 func TestMCPGatewayReinFaults(t *testing.T) {
 	t.Parallel() // mostly waiting
-	m := newMCPEnv(t)
+	m := harness.NewMCPEnv(t)
 	for _, c := range []struct {
 		name    string
 		handler http.HandlerFunc
@@ -47,14 +49,14 @@ func TestMCPGatewayReinFaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fake := httptest.NewServer(c.handler)
 			defer fake.Close()
-			target := filepath.Join(m.root, "fault-"+strings.ReplaceAll(c.name, " ", "-")+".md")
-			args := append([]string{"mcp", "--name", "fs", "--rein-timeout", "2s", "--"}, m.fsServer()...)
+			target := filepath.Join(m.Root, "fault-"+strings.ReplaceAll(c.name, " ", "-")+".md")
+			args := append([]string{"mcp", "--name", "fs", "--rein-timeout", "2s", "--"}, m.FSServer()...)
 			start := time.Now()
-			r := m.runClient(t, map[string]any{"transport": "stdio", "command": reinBin, "args": args, "elicitation": "none",
-				"env": map[string]string{"REIN_SERVER": fake.URL, "REIN_KEY": m.keys["builder"]},
+			r := m.RunClient(t, map[string]any{"transport": "stdio", "command": harness.Bin, "args": args, "elicitation": "none",
+				"env": map[string]string{"REIN_SERVER": fake.URL, "REIN_KEY": m.Keys["builder"]},
 				"steps": []map[string]any{
-					step("listTools"),
-					withOpts(call("write_file", map[string]any{"path": target, "content": "x"}), "timeout", 0),
+					harness.MCPStep("listTools"),
+					withOpts(harness.MCPCall("write_file", map[string]any{"path": target, "content": "x"}), "timeout", 0),
 				}})
 			res := r.Results[2]
 			if res.Error != "" || !res.IsError || !strings.Contains(res.Text, c.want) || !strings.Contains(res.Text, "not forwarded") && c.name != "wrong shape" {

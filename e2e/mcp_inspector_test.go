@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -21,16 +23,16 @@ import (
 func TestMCPGatewayInspector(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	e := newStatelessEnv(t)
-	dir := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "mcp-inspector"))
-	env := map[string]string{"REIN_SERVER": e.s.URL, "REIN_KEY": e.keys["builder"]}
+	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "mcp-inspector"))
+	env := map[string]string{"REIN_SERVER": e.S.URL, "REIN_KEY": e.Keys["builder"]}
 	cfg := filepath.Join(t.TempDir(), "mcp.json")
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"upstream": map[string]any{"command": reinBin, "env": env,
+		"upstream": map[string]any{"command": harness.Bin, "env": env,
 			"args": []string{"mcp", "--name", "go", "--wait", "1s", "--upstream", e.server, "--upstream-arg", e.record}},
-		"dashdash": map[string]any{"command": reinBin, "env": env,
+		"dashdash": map[string]any{"command": harness.Bin, "env": env,
 			"args": []string{"mcp", "--name", "go", "--wait", "1s", "--", e.server, e.record}},
 	}})
-	writeFile(t, cfg, string(b))
+	harness.WriteFile(t, cfg, string(b))
 	home := t.TempDir()
 
 	for _, insp := range []struct {
@@ -47,7 +49,7 @@ func TestMCPGatewayInspector(t *testing.T) {
 				defer cancel()
 				cmd := exec.CommandContext(ctx, "node", append([]string{insp.cli, "--cli", "--config", cfg, "--server", server}, args...)...)
 				cmd.Dir = t.TempDir()
-				cmd.Env = cleanEnv("HOME="+home, "MCP_INSPECTOR_SECRET_STORE=memory")
+				cmd.Env = harness.CleanEnv("HOME="+home, "MCP_INSPECTOR_SECRET_STORE=memory")
 				out, err := cmd.CombinedOutput()
 				return string(out), err
 			}

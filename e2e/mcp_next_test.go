@@ -1,56 +1,15 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
-
-// stdioPlanArgs runs the client against `rein mcp` over stdio with the
-// given gateway flags and the filesystem server after --.
-func (m *mcpEnv) stdioPlanArgs(flags []string, elicitation string, steps ...map[string]any) map[string]any {
-	args := append(append([]string{"mcp", "--name", "fs"}, flags...), "--")
-	args = append(args, m.fsServer()...)
-	return map[string]any{"transport": "stdio", "command": reinBin, "args": args, "elicitation": elicitation,
-		"env": map[string]string{"REIN_SERVER": m.s.URL, "REIN_KEY": m.keys["builder"]}, "steps": steps}
-}
-
-// approveAfter votes approve on the first pending approval of tool once it
-// has been pending for at least delay.
-func (m *mcpEnv) approveAfter(t *testing.T, tool string, delay time.Duration) chan string {
-	done := make(chan string, 1)
-	go func() {
-		deadline := time.Now().Add(60 * time.Second)
-		var seen time.Time
-		for time.Now().Before(deadline) {
-			code, body := httpDo(t, "GET", m.s.URL+"/v1/approvals?status=pending", m.keys["alice"], nil, "")
-			var list []struct{ ID, Tool string }
-			if code == 200 && json.Unmarshal(body, &list) == nil {
-				for _, a := range list {
-					if a.Tool != tool {
-						continue
-					}
-					if seen.IsZero() {
-						seen = time.Now()
-					}
-					if time.Since(seen) >= delay {
-						code, _ := m.vote("alice", a.ID, "approve", "")
-						done <- fmt.Sprintf("%s:%d", a.ID, code)
-						return
-					}
-				}
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		done <- "no pending approval for " + tool
-	}()
-	return done
-}
 
 func withOpts(c map[string]any, kv ...any) map[string]any {
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -65,13 +24,13 @@ func withOpts(c map[string]any, kv ...any) map[string]any {
 // longer than the timeout still runs the call. Without progress the same
 // client times out, and the call it gave up on never runs.
 func TestMCPGatewayProgress(t *testing.T) {
-	m := newMCPEnv(t)
-	approved := m.approveAfter(t, "fs.write_file", 4*time.Second)
-	slow := filepath.Join(m.root, "slow.md")
-	gaveUp := filepath.Join(m.root, "gave-up.md")
-	r := m.runClient(t, m.stdioPlanArgs([]string{"--wait", "30s", "--progress-every", "500ms"}, "none",
-		withOpts(call("write_file", map[string]any{"path": slow, "content": "after a slow approval"}), "timeout", 2000, "progress", true),
-		withOpts(call("write_file", map[string]any{"path": gaveUp, "content": "x"}), "timeout", 2000),
+	m := harness.NewMCPEnv(t)
+	approved := m.ApproveAfter(t, "fs.write_file", 4*time.Second)
+	slow := filepath.Join(m.Root, "slow.md")
+	gaveUp := filepath.Join(m.Root, "gave-up.md")
+	r := m.RunClient(t, m.StdioPlanArgs([]string{"--wait", "30s", "--progress-every", "500ms"}, "none",
+		withOpts(harness.MCPCall("write_file", map[string]any{"path": slow, "content": "after a slow approval"}), "timeout", 2000, "progress", true),
+		withOpts(harness.MCPCall("write_file", map[string]any{"path": gaveUp, "content": "x"}), "timeout", 2000),
 	))
 	if got := <-approved; !strings.HasSuffix(got, ":200") {
 		t.Fatalf("approving the write: %s", got)
@@ -107,9 +66,9 @@ func TestMCPGatewayProgress(t *testing.T) {
 // client's default 60 s request timeout, not an MCP time-out error.
 func TestMCPGatewayDefaultWait(t *testing.T) {
 	t.Parallel() // mostly waiting
-	m := newMCPEnv(t)
-	r := m.runClient(t, m.stdioPlanArgs(nil, "none",
-		withOpts(call("write_file", map[string]any{"path": filepath.Join(m.root, "never.md"), "content": "x"}), "timeout", 0)))
+	m := harness.NewMCPEnv(t)
+	r := m.RunClient(t, m.StdioPlanArgs(nil, "none",
+		withOpts(harness.MCPCall("write_file", map[string]any{"path": filepath.Join(m.Root, "never.md"), "content": "x"}), "timeout", 0)))
 	res := r.Results[1]
 	if res.Error != "" || !res.IsError || !strings.Contains(res.Text, "needs approval apr_") || !strings.Contains(res.Text, "within 50s") {
 		t.Fatalf("the answer at the default wait: %+v", res)
@@ -124,24 +83,24 @@ func TestMCPGatewayDefaultWait(t *testing.T) {
 // (launchers such as the MCP Inspector's config files mishandle it), and
 // each argument reaches the server as is, spaces included.
 func TestMCPGatewayUpstreamFlag(t *testing.T) {
-	m := newMCPEnv(t)
-	spaced := filepath.Join(m.root, "a dir with spaces")
+	m := harness.NewMCPEnv(t)
+	spaced := filepath.Join(m.Root, "a dir with spaces")
 	if err := os.Mkdir(spaced, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(spaced, "inside.txt"), "found inside\n")
-	fsrv := m.fsServer()
+	harness.WriteFile(t, filepath.Join(spaced, "inside.txt"), "found inside\n")
+	fsrv := m.FSServer()
 	args := []string{"mcp", "--name", "fs", "--wait", "5s", "--upstream", fsrv[0]}
 	for _, a := range append(fsrv[1:len(fsrv)-1], spaced) {
 		args = append(args, "--upstream-arg", a)
 	}
-	r := m.runClient(t, map[string]any{"transport": "stdio", "command": reinBin, "args": args, "elicitation": "none",
-		"env": map[string]string{"REIN_SERVER": m.s.URL, "REIN_KEY": m.keys["builder"]},
+	r := m.RunClient(t, map[string]any{"transport": "stdio", "command": harness.Bin, "args": args, "elicitation": "none",
+		"env": map[string]string{"REIN_SERVER": m.S.URL, "REIN_KEY": m.Keys["builder"]},
 		"steps": []map[string]any{
-			step("listTools"),
-			call("read_text_file", map[string]any{"path": filepath.Join(spaced, "inside.txt")}),
-			call("read_text_file", map[string]any{"path": filepath.Join(m.root, "README.md")}),
-			call("write_file", map[string]any{"path": filepath.Join(spaced, "deps.lock"), "content": "x"}),
+			harness.MCPStep("listTools"),
+			harness.MCPCall("read_text_file", map[string]any{"path": filepath.Join(spaced, "inside.txt")}),
+			harness.MCPCall("read_text_file", map[string]any{"path": filepath.Join(m.Root, "README.md")}),
+			harness.MCPCall("write_file", map[string]any{"path": filepath.Join(spaced, "deps.lock"), "content": "x"}),
 		}})
 	res := r.Results
 	if !strings.Contains(strings.Join(res[1].Tools, ","), "read_text_file") {
@@ -164,8 +123,8 @@ func TestMCPGatewayUpstreamFlag(t *testing.T) {
 		{"mcp", "--name", "fs", "--upstream-arg", "x", "--", "node"},
 		{"mcp", "--name", "fs"},
 	} {
-		cmd := exec.Command(reinBin, bad...)
-		cmd.Env = cleanEnv("REIN_SERVER="+m.s.URL, "REIN_KEY="+m.keys["builder"])
+		cmd := exec.Command(harness.Bin, bad...)
+		cmd.Env = harness.CleanEnv("REIN_SERVER="+m.S.URL, "REIN_KEY="+m.Keys["builder"])
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "upstream") {
 			t.Errorf("%v: %v %s", bad, err, out)
@@ -176,12 +135,12 @@ func TestMCPGatewayUpstreamFlag(t *testing.T) {
 // TestMCPGatewayProgressHTTP: the same over streamable HTTP, where rein's
 // progress travels on the session's standalone stream.
 func TestMCPGatewayProgressHTTP(t *testing.T) {
-	m := newMCPEnv(t)
+	m := harness.NewMCPEnv(t)
 	gw := startGateway(t, m, "--name", "fs", "--wait", "30s", "--progress-every", "500ms", "--")
-	approved := m.approveAfter(t, "fs.write_file", 3*time.Second)
-	target := filepath.Join(m.root, "over-http.md")
-	r := m.runClient(t, map[string]any{"transport": "http", "url": gw, "elicitation": "none", "steps": []map[string]any{
-		withOpts(call("write_file", map[string]any{"path": target, "content": "after progress over http"}), "timeout", 2000, "progress", true),
+	approved := m.ApproveAfter(t, "fs.write_file", 3*time.Second)
+	target := filepath.Join(m.Root, "over-http.md")
+	r := m.RunClient(t, map[string]any{"transport": "http", "url": gw, "elicitation": "none", "steps": []map[string]any{
+		withOpts(harness.MCPCall("write_file", map[string]any{"path": target, "content": "after progress over http"}), "timeout", 2000, "progress", true),
 	}})
 	if got := <-approved; !strings.HasSuffix(got, ":200") {
 		t.Fatalf("approving: %s", got)

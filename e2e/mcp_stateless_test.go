@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reinhq/rein/internal/testenv"
@@ -42,7 +44,7 @@ rules:
 `
 
 type statelessEnv struct {
-	*approvalEnv
+	*harness.ApprovalEnv
 	server string // the Go SDK server's binary
 	record string // what its tools ran
 }
@@ -50,7 +52,7 @@ type statelessEnv struct {
 var buildMCPServer = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(os.TempDir(), fmt.Sprintf("rein-e2e-mcpserver-%d", os.Getpid()))
 	cmd := exec.Command("go", "build", "-o", bin, "./testdata/mcpserver")
-	cmd.Dir = filepath.Join(moduleRoot, "e2e")
+	cmd.Dir = filepath.Join(harness.ModuleRoot, "e2e")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build mcpserver: %v\n%s", err, out)
@@ -64,14 +66,14 @@ func newStatelessEnv(t *testing.T) *statelessEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &statelessEnv{approvalEnv: newApprovalEnvWith(t, t.TempDir(), statelessPolicy), server: bin, record: filepath.Join(t.TempDir(), "record.txt")}
+	return &statelessEnv{ApprovalEnv: harness.NewApprovalEnvWith(t, t.TempDir(), statelessPolicy), server: bin, record: filepath.Join(t.TempDir(), "record.txt")}
 }
 
 func (e *statelessEnv) gateway(flags ...string) *exec.Cmd {
 	args := append([]string{"mcp", "--name", "go", "--wait", "20s"}, flags...)
 	args = append(args, "--upstream", e.server, "--upstream-arg", e.record)
-	cmd := exec.Command(reinBin, args...)
-	cmd.Env = cleanEnv("REIN_SERVER="+e.s.URL, "REIN_KEY="+e.keys["builder"])
+	cmd := exec.Command(harness.Bin, args...)
+	cmd.Env = harness.CleanEnv("REIN_SERVER="+e.S.URL, "REIN_KEY="+e.Keys["builder"])
 	cmd.Stderr = os.Stderr
 	return cmd
 }
@@ -142,7 +144,7 @@ func TestMCPGatewayInputRequired(t *testing.T) {
 		Tool  string
 		Votes []struct{ By, Vote, Message string }
 	}
-	getJSON(t, e.s.URL+"/v1/approvals?status=consumed", e.keys["alice"], &consumed)
+	harness.GetJSON(t, e.S.URL+"/v1/approvals?status=consumed", e.Keys["alice"], &consumed)
 	if len(consumed) != 1 || len(consumed[0].Votes) != 1 || consumed[0].Votes[0].By != "client" || consumed[0].Votes[0].Message != "ok from the go client" {
 		t.Fatalf("the client's vote in rein: %+v", consumed)
 	}
@@ -280,7 +282,7 @@ func TestMCPGatewayTasks(t *testing.T) {
 				t.Fatalf("the upstream's versions pass through: %v", d)
 			}
 
-			approved := (&mcpEnv{approvalEnv: e.approvalEnv}).approveAfter(t, "go.write_note", time.Second)
+			approved := (&harness.MCPEnv{ApprovalEnv: e.ApprovalEnv}).ApproveAfter(t, "go.write_note", time.Second)
 			start := time.Now()
 			task := c.call("tools/call", map[string]any{"name": "write_note", "arguments": map[string]any{"text": "as a task"}})
 			if task["resultType"] != "task" || task["status"] != "working" || !strings.Contains(fmt.Sprint(task["statusMessage"]), "rein waits for approval apr_") ||
@@ -321,7 +323,7 @@ func TestMCPGatewayTasks(t *testing.T) {
 				t.Fatalf("cancelled task: %v", got)
 			}
 			var pending []struct{ ID string }
-			getJSON(t, e.s.URL+"/v1/approvals?status=pending", e.keys["alice"], &pending)
+			harness.GetJSON(t, e.S.URL+"/v1/approvals?status=pending", e.Keys["alice"], &pending)
 			if len(pending) != 0 {
 				t.Fatalf("the cancelled task's approval is still pending: %+v", pending)
 			}
@@ -331,9 +333,9 @@ func TestMCPGatewayTasks(t *testing.T) {
 			go func() {
 				for range 100 {
 					var list []struct{ ID string }
-					getJSON(t, e.s.URL+"/v1/approvals?status=pending", e.keys["alice"], &list)
+					harness.GetJSON(t, e.S.URL+"/v1/approvals?status=pending", e.Keys["alice"], &list)
 					if len(list) > 0 {
-						code, _ := e.vote("alice", list[0].ID, "reject", `,"message":"not this one"`)
+						code, _ := e.Vote("alice", list[0].ID, "reject", `,"message":"not this one"`)
 						rejected <- fmt.Sprint(code)
 						return
 					}
@@ -386,16 +388,16 @@ type v2Result struct {
 // client) against `rein mcp` in front of the Go SDK server.
 func (e *statelessEnv) runV2(t *testing.T, version, elicitation string, flags []string, steps ...map[string]any) v2Result {
 	t.Helper()
-	npm := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "mcp"))
+	npm := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "mcp"))
 	args := append([]string{"mcp", "--name", "go", "--wait", "20s"}, flags...)
 	args = append(args, "--upstream", e.server, "--upstream-arg", e.record)
-	plan, _ := json.Marshal(map[string]any{"command": reinBin, "args": args, "version": version, "elicitation": elicitation,
-		"env": map[string]string{"REIN_SERVER": e.s.URL, "REIN_KEY": e.keys["builder"]}, "steps": steps})
+	plan, _ := json.Marshal(map[string]any{"command": harness.Bin, "args": args, "version": version, "elicitation": elicitation,
+		"env": map[string]string{"REIN_SERVER": e.S.URL, "REIN_KEY": e.Keys["builder"]}, "steps": steps})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(npm, "client-v2.mjs"), string(plan))
 	cmd.Dir = npm
-	cmd.Env = cleanEnv()
+	cmd.Env = harness.CleanEnv()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -418,7 +420,7 @@ func (e *statelessEnv) runV2(t *testing.T, version, elicitation string, flags []
 // client on the 2025 handshake is asked with an elicitation request.
 func TestMCPGatewayTypeScriptV2(t *testing.T) {
 	e := newStatelessEnv(t)
-	approved := (&mcpEnv{approvalEnv: e.approvalEnv}).approveAfter(t, "go.write_note", time.Second)
+	approved := (&harness.MCPEnv{ApprovalEnv: e.ApprovalEnv}).ApproveAfter(t, "go.write_note", time.Second)
 	r := e.runV2(t, "2026-07-28", "accept", nil,
 		map[string]any{"op": "call", "name": "echo", "arguments": map[string]any{"text": "hi"}},
 		map[string]any{"op": "call", "name": "write_note", "arguments": map[string]any{"text": "client: v2 accepted"}},
@@ -461,8 +463,8 @@ func TestMCPGatewayTypeScriptV2(t *testing.T) {
 // clients close, no upstream process is left.
 func TestMCPGatewayHTTPVersions(t *testing.T) {
 	e := newStatelessEnv(t)
-	url := startAndRead(t, exec.Command(reinBin, "mcp", "--listen", "127.0.0.1:0", "--name", "go", "--wait", "2s", "--upstream", e.server, "--upstream-arg", e.record),
-		cleanEnv("REIN_SERVER="+e.s.URL, "REIN_KEY="+e.keys["builder"]), "rein mcp is listening on ", true)
+	url := startAndRead(t, exec.Command(harness.Bin, "mcp", "--listen", "127.0.0.1:0", "--name", "go", "--wait", "2s", "--upstream", e.server, "--upstream-arg", e.record),
+		harness.CleanEnv("REIN_SERVER="+e.S.URL, "REIN_KEY="+e.Keys["builder"]), "rein mcp is listening on ", true)
 	for _, v := range []string{"", "2025-11-25"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		c := mcp.NewClient(&mcp.Implementation{Name: "rein-e2e-go", Version: "1.0.0"}, nil)
@@ -480,7 +482,7 @@ func TestMCPGatewayHTTPVersions(t *testing.T) {
 		cs.Close()
 		cancel()
 	}
-	code, body := httpDo(t, "POST", url, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`), "application/json")
+	code, body := harness.HTTPDo(t, "POST", url, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`), "application/json")
 	if code != 400 || !strings.Contains(string(body), "initialize") {
 		t.Fatalf("a session-less request: %d %s", code, body)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // TestProposalsE2E: "always allow" from an approved deploy, through the CLI
@@ -12,50 +14,50 @@ import (
 // of that agent runs without asking, everything else still asks or is
 // denied, and the log holds the proposal, the decision and the push.
 func TestProposalsE2E(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	approve := func(env string) string {
 		t.Helper()
-		ask := e.check("builder", "deploy", "s1", `{"env":"`+env+`"}`)
+		ask := e.Check("builder", "deploy", "s1", `{"env":"`+env+`"}`)
 		if ask.Decision != "ask" || ask.Approval == nil {
 			t.Fatalf("deploy %s: %+v", env, ask)
 		}
-		mustVote(t, e, "alice", ask.Approval.ID, "approve", "")
-		if run := e.check("builder", "deploy", "s1", `{"env":"`+env+`"}`); run.Decision != "allow" {
+		harness.MustVote(t, e, "alice", ask.Approval.ID, "approve", "")
+		if run := e.Check("builder", "deploy", "s1", `{"env":"`+env+`"}`); run.Decision != "allow" {
 			t.Fatalf("the approved deploy %s: %+v", env, run)
 		}
 		return ask.Approval.ID
 	}
 	id := approve("staging")
 
-	if r := rein(t, e.s.clientEnv(e.keys["builder"]), "propose", id); r.code == 0 || !strings.Contains(r.stderr, "forbidden") {
+	if r := harness.Rein(t, e.S.ClientEnv(e.Keys["builder"]), "propose", id); r.Code == 0 || !strings.Contains(r.Stderr, "forbidden") {
 		t.Fatalf("an agent proposed for itself: %s", r)
 	}
-	r := rein(t, e.s.clientEnv(e.keys["alice"]), "propose", id, "--message", "staging deploys are routine")
-	if r.code != 0 || !strings.Contains(r.stdout, "+  - id: always-") || !strings.Contains(r.stdout, "narrows deploy") {
+	r := harness.Rein(t, e.S.ClientEnv(e.Keys["alice"]), "propose", id, "--message", "staging deploys are routine")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "+  - id: always-") || !strings.Contains(r.Stdout, "narrows deploy") {
 		t.Fatalf("rein propose: %s", r)
 	}
-	r = rein(t, e.s.clientEnv(e.keys["alice"]), "proposals", "--status", "open", "--output", "json")
+	r = harness.Rein(t, e.S.ClientEnv(e.Keys["alice"]), "proposals", "--status", "open", "--output", "json")
 	var open []struct{ ID, Rule string }
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &open) != nil || len(open) != 1 {
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &open) != nil || len(open) != 1 {
 		t.Fatalf("rein proposals: %s", r)
 	}
 	prop := open[0]
-	if ask := e.check("builder", "deploy", "s1", `{"env":"staging"}`); ask.Decision != "ask" {
+	if ask := e.Check("builder", "deploy", "s1", `{"env":"staging"}`); ask.Decision != "ask" {
 		t.Fatalf("a proposal changed the policy before anyone accepted it: %+v", ask)
 	}
-	if r := rein(t, e.s.clientEnv(e.keys["alice"]), "proposal", prop.ID, "--accept"); r.code == 0 {
+	if r := harness.Rein(t, e.S.ClientEnv(e.Keys["alice"]), "proposal", prop.ID, "--accept"); r.Code == 0 {
 		t.Fatalf("an approver accepted a proposal: %s", r)
 	}
-	if r := rein(t, e.s.clientEnv(e.keys["eve"]), "proposal", prop.ID); r.code == 0 {
+	if r := harness.Rein(t, e.S.ClientEnv(e.Keys["eve"]), "proposal", prop.ID); r.Code == 0 {
 		t.Fatalf("another tenant's approver read the proposal: %s", r)
 	}
-	r = rein(t, e.s.clientEnv(e.s.adminKey()), "proposal", prop.ID, "--accept", "--message", "fine for builder")
-	if r.code != 0 || !strings.Contains(r.stdout, "accepted by") {
+	r = harness.Rein(t, e.S.ClientEnv(e.S.AdminKey()), "proposal", prop.ID, "--accept", "--message", "fine for builder")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "accepted by") {
 		t.Fatalf("rein proposal --accept: %s", r)
 	}
 
 	// Exactly that action of that agent, no more.
-	if run := e.check("builder", "deploy", "s2", `{"env":"staging"}`); run.Decision != "allow" {
+	if run := e.Check("builder", "deploy", "s2", `{"env":"staging"}`); run.Decision != "allow" {
 		t.Fatalf("the accepted action: %+v", run)
 	}
 	for _, c := range []struct{ who, args, want string }{
@@ -64,12 +66,12 @@ func TestProposalsE2E(t *testing.T) {
 		{"builder", `{"env":"staging2"}`, "ask"},
 		{"builder", `{"env":"prod"}`, "deny"},
 	} {
-		if got := e.check(c.who, "deploy", "s2", c.args); got.Decision != c.want {
+		if got := e.Check(c.who, "deploy", "s2", c.args); got.Decision != c.want {
 			t.Fatalf("%s deploy %s after the proposal: %s, want %s", c.who, c.args, got.Decision, c.want)
 		}
 	}
 	kinds := map[string]int{}
-	for _, line := range allEntries(t, e.s, e.s.adminKey()) {
+	for _, line := range harness.AllEntries(t, e.S, e.S.AdminKey()) {
 		var entry struct {
 			Kind string
 			Data map[string]any
@@ -87,8 +89,8 @@ func TestProposalsE2E(t *testing.T) {
 	// Suggestions: the same deploy approved twice, never rejected.
 	approve("qa")
 	approve("qa")
-	r = rein(t, e.s.clientEnv(e.keys["alice"]), "suggest", "--min", "2")
-	if r.code != 0 || !strings.Contains(r.stdout, `2 approvals  builder  deploy {"env":"qa"}`) || !strings.Contains(r.stdout, "rein propose apr_") {
+	r = harness.Rein(t, e.S.ClientEnv(e.Keys["alice"]), "suggest", "--min", "2")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `2 approvals  builder  deploy {"env":"qa"}`) || !strings.Contains(r.Stdout, "rein propose apr_") {
 		t.Fatalf("rein suggest: %s", r)
 	}
 }

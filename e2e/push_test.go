@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/webpush"
 )
 
@@ -155,16 +157,16 @@ func TestConsolePush(t *testing.T) {
 	t.Parallel() // mostly waiting on browsers, Node.js and servers of its own
 	ps := newTestPushService(t)
 	cfg := filepath.Join(t.TempDir(), "rein.yaml")
-	writeFile(t, cfg, fmt.Sprintf("push:\n  subject: mailto:ops@example.com\n  services: [%q]\n", ps.srv.URL+"/push/"))
-	e := newConsoleEnvPolicy(t, pushPolicy, "--config", cfg)
+	harness.WriteFile(t, cfg, fmt.Sprintf("push:\n  subject: mailto:ops@example.com\n  services: [%q]\n", ps.srv.URL+"/push/"))
+	e := harness.NewConsoleEnvPolicy(t, pushPolicy, "--config", cfg)
 	// A push's link names rein's base URL, which on a loopback address is
 	// localhost: the console runs there, as people open it, so that its
 	// service worker opens the link.
-	e.s.URL = strings.Replace(e.s.URL, "http://127.0.0.1:", "http://localhost:", 1)
+	e.S.URL = strings.Replace(e.S.URL, "http://127.0.0.1:", "http://localhost:", 1)
 	var info struct {
 		PublicKey string `json:"public_key"`
 	}
-	getJSON(t, e.s.URL+"/v1/push", e.keys["fin"], &info)
+	harness.GetJSON(t, e.S.URL+"/v1/push", e.Keys["fin"], &info)
 	raw, err := base64.RawURLEncoding.DecodeString(info.PublicKey)
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +180,12 @@ func TestConsolePush(t *testing.T) {
 	// Alice (on-call, not finance) has a device too: it must get nothing.
 	alice := ps.device("alice-phone")
 	body, _ := json.Marshal(map[string]any{"endpoint": alice["endpoint"], "keys": map[string]string{"p256dh": alice["p256dh"], "auth": alice["auth"]}, "label": "Alice's phone"})
-	if code, b := httpDo(t, "POST", e.s.URL+"/v1/push/subscriptions", e.keys["alice"], body, "application/json"); code != 201 {
+	if code, b := harness.HTTPDo(t, "POST", e.S.URL+"/v1/push/subscriptions", e.Keys["alice"], body, "application/json"); code != 201 {
 		t.Fatalf("subscribe alice: %d %s", code, b)
 	}
 
 	var approval string
-	e.runBrowser("push.mjs", map[string]stepFunc{
+	e.RunBrowser("push.mjs", map[string]harness.StepFunc{
 		"device": func(string) string {
 			b, _ := json.Marshal(ps.device("fin-phone"))
 			return string(b)
@@ -192,14 +194,14 @@ func TestConsolePush(t *testing.T) {
 			var got struct {
 				Subscriptions []struct{ Label, Endpoint string }
 			}
-			getJSON(t, e.s.URL+"/v1/push", e.keys["fin"], &got)
+			harness.GetJSON(t, e.S.URL+"/v1/push", e.Keys["fin"], &got)
 			if len(got.Subscriptions) != 1 || got.Subscriptions[0].Label != "Fin's phone" || !strings.HasSuffix(got.Subscriptions[0].Endpoint, "/push/fin-phone") {
 				return fmt.Sprintf("FAIL: fin's devices: %+v", got.Subscriptions)
 			}
 			return "ok"
 		},
 		"ask": func(string) string {
-			code, b := httpDo(t, "POST", e.s.URL+"/v1/check", e.keys["builder"], []byte(`{"session":"push-1","tool":"payments.transfer","args":{"amount":12000,"currency":"EUR","payee":"Acme Supplies GmbH"}}`), "application/json")
+			code, b := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", e.Keys["builder"], []byte(`{"session":"push-1","tool":"payments.transfer","args":{"amount":12000,"currency":"EUR","payee":"Acme Supplies GmbH"}}`), "application/json")
 			var a struct{ Approval struct{ ID string } }
 			if json.Unmarshal(b, &a) != nil || a.Approval.ID == "" {
 				return fmt.Sprintf("FAIL: the check: %d %s", code, b)
@@ -235,7 +237,7 @@ func TestConsolePush(t *testing.T) {
 		},
 		"devices": func(string) string {
 			var got struct{ Subscriptions []any }
-			getJSON(t, e.s.URL+"/v1/push", e.keys["fin"], &got)
+			harness.GetJSON(t, e.S.URL+"/v1/push", e.Keys["fin"], &got)
 			return fmt.Sprint(len(got.Subscriptions))
 		},
 	})

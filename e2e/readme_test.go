@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -28,7 +30,7 @@ type readmeCheck struct {
 // check` command that is followed by its printed answer.
 func readmeChecks(t *testing.T) []readmeCheck {
 	t.Helper()
-	f, err := os.Open(filepath.Join(moduleRoot, "README.md"))
+	f, err := os.Open(filepath.Join(harness.ModuleRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,16 +79,16 @@ func TestReadmeTourAsWritten(t *testing.T) {
 	if len(checks) < 8 {
 		t.Fatalf("found %d `bin/rein check` examples in the README; the tour has more", len(checks))
 	}
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	agent := createAgentKey(t, s, s.adminKey(), "builder", "demo")
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agent := harness.AgentKey(t, s, s.AdminKey(), "builder", "demo")
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
-	if err := os.Symlink(reinBin, filepath.Join(dir, "bin", "rein")); err != nil {
+	if err := os.Symlink(harness.Bin, filepath.Join(dir, "bin", "rein")); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range checks {
 		cmd := exec.Command("bash", "-c", c.cmd)
-		cmd.Dir, cmd.Env = dir, s.clientEnv(agent)
+		cmd.Dir, cmd.Env = dir, s.ClientEnv(agent)
 		out, _ := cmd.Output() // exit 1 is a negative answer, as the README says
 		printed := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 		for _, shown := range c.output {
@@ -108,7 +110,7 @@ func TestReadmeTourAsWritten(t *testing.T) {
 // its line number and its lines.
 func readmeBlock(t *testing.T, marker string) (int, []string) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	src, err := os.ReadFile(filepath.Join(harness.ModuleRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,14 +148,14 @@ func TestReadmeMCPDemoAsWritten(t *testing.T) {
 			script = append(script, l)
 		}
 	}
-	npm := testenv.NodeModules(t, filepath.Join(moduleRoot, "e2e", "mcp"))
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
-	agent := createAgentKey(t, s, s.adminKey(), "claude", "demo")
+	npm := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "mcp"))
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	agent := harness.AgentKey(t, s, s.AdminKey(), "claude", "demo")
 	// A directory like a clone of the repository: bin/rein, and the npm
 	// packages where `npx -y` finds the reference server without a download.
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
-	for link, target := range map[string]string{"bin/rein": reinBin, "node_modules": filepath.Join(npm, "node_modules"),
+	for link, target := range map[string]string{"bin/rein": harness.Bin, "node_modules": filepath.Join(npm, "node_modules"),
 		"package.json": filepath.Join(npm, "package.json")} {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
@@ -162,7 +164,7 @@ func TestReadmeMCPDemoAsWritten(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", strings.Join(script, "\n"))
-	cmd.Dir, cmd.Env = dir, cleanEnv(s.clientEnv(agent)...)
+	cmd.Dir, cmd.Env = dir, harness.CleanEnv(s.ClientEnv(agent)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	started := time.Now()
@@ -208,27 +210,27 @@ func TestReadmeMCPDemoAsWritten(t *testing.T) {
 // console is. An IP address there made every passkey ceremony a 409.
 func TestReadmeQuickStartHasPasskeys(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
 	port := s.URL[strings.LastIndexByte(s.URL, ':')+1:]
 	base := "http://localhost:" + port
 	// The line follows "rein is listening on": it may still be on its way.
 	want := "the console, and the links in approvals, are at " + base + "/"
-	eventually(t, 5*time.Second, "rein serve says where the console is ("+want+")", func() string {
-		if !strings.Contains(s.stdout.String(), want) {
-			return s.stdout.String()
+	harness.Eventually(t, 5*time.Second, "rein serve says where the console is ("+want+")", func() string {
+		if !strings.Contains(s.Stdout.String(), want) {
+			return s.Stdout.String()
 		}
 		return ""
 	})
-	admin := s.adminKey()
-	agent := createAgentKey(t, s, admin, "builder", "demo")
-	code, body := httpDo(t, "POST", s.URL+"/v1/keys", admin, []byte(`{"name":"bob","tenant":"demo","roles":["approver"],"groups":["finance"]}`), "application/json")
+	admin := s.AdminKey()
+	agent := harness.AgentKey(t, s, admin, "builder", "demo")
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/keys", admin, []byte(`{"name":"bob","tenant":"demo","roles":["approver"],"groups":["finance"]}`), "application/json")
 	if code != 201 {
 		t.Fatalf("create approver: %d %s", code, body)
 	}
 	var bob struct{ Key string }
 	json.Unmarshal(body, &bob)
 
-	code, body = httpDo(t, "POST", s.URL+"/v1/check", agent, []byte(`{"tool":"payments.transfer","args":{"amount":5000,"to":"acme"},"intent":"pay invoice 42"}`), "application/json")
+	code, body = harness.HTTPDo(t, "POST", s.URL+"/v1/check", agent, []byte(`{"tool":"payments.transfer","args":{"amount":5000,"to":"acme"},"intent":"pay invoice 42"}`), "application/json")
 	var res struct {
 		Decision string
 		Approval struct{ ID, URL string }
@@ -240,12 +242,12 @@ func TestReadmeQuickStartHasPasskeys(t *testing.T) {
 		t.Errorf("the approval's link is %q, want %q", res.Approval.URL, want)
 	}
 	// Without a passkey the approver is told to confirm in the console.
-	code, body = httpDo(t, "POST", s.URL+"/v1/approvals/"+res.Approval.ID+"/votes", bob.Key, []byte(`{"vote":"approve","revision":1}`), "application/json")
+	code, body = harness.HTTPDo(t, "POST", s.URL+"/v1/approvals/"+res.Approval.ID+"/votes", bob.Key, []byte(`{"vote":"approve","revision":1}`), "application/json")
 	if code != 403 || !strings.Contains(string(body), base+"/approvals/"+res.Approval.ID) {
 		t.Errorf("an approving vote without a passkey: %d %s; want 403 naming the console page", code, body)
 	}
 	// The console can register a passkey for the approver.
-	code, body = httpDo(t, "POST", s.URL+"/v1/passkeys/registration", bob.Key, nil, "")
+	code, body = harness.HTTPDo(t, "POST", s.URL+"/v1/passkeys/registration", bob.Key, nil, "")
 	var reg struct {
 		Options struct {
 			PublicKey struct {
@@ -265,7 +267,7 @@ func TestReadmeQuickStartHasPasskeys(t *testing.T) {
 // so that the tour leaves `git status` clean and a later build of the clone
 // is not marked +dirty.
 func TestReadmeTourLeavesTheCloneClean(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	src, err := os.ReadFile(filepath.Join(harness.ModuleRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func TestReadmeTourLeavesTheCloneClean(t *testing.T) {
 	}
 	for _, f := range files {
 		cmd := exec.Command("git", "check-ignore", "-q", "--no-index", f)
-		cmd.Dir = moduleRoot
+		cmd.Dir = harness.ModuleRoot
 		if err := cmd.Run(); err != nil {
 			t.Errorf("the README's tour writes %s into the clone, and .gitignore does not name it (git check-ignore: %v)", f, err)
 		}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // TestRelease builds the host's release binary as `make release` does and
@@ -35,11 +37,11 @@ func TestRelease(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "make", "release", "PLATFORMS="+platform, "DIST="+dist, "VERSION="+version)
-	cmd.Dir = moduleRoot
+	cmd.Dir = harness.ModuleRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make release PLATFORMS=%s: %v\n%s", platform, err, out)
 	}
-	head, err := exec.Command("git", "-C", moduleRoot, "rev-parse", "HEAD").Output()
+	head, err := exec.Command("git", "-C", harness.ModuleRoot, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Fatalf("git rev-parse HEAD: %v", err)
 	}
@@ -182,16 +184,16 @@ func TestRelease(t *testing.T) {
 func TestImageEntrypoint(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	s := startServer(t, data, nil, "--config", "deploy/docker/rein.yaml", "--policy", samplePolicy)
+	s := harness.StartServer(t, data, nil, "--config", "deploy/docker/rein.yaml", "--policy", samplePolicy)
 	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
 		t.Errorf("rein listens on %s, want the --listen flag's address", s.URL)
 	}
 	if _, err := os.Stat(filepath.Join(data, "rein.db")); err != nil {
 		t.Errorf("the database is not in the --data directory: %v", err)
 	}
-	agent := s.clientEnv(createAgentKey(t, s, s.adminKey(), "builder", "demo"))
-	if r := rein(t, agent, "check", "crypto.mine"); r.code != 1 {
-		t.Errorf("a check the sample policy denies: exit %d, want 1\n%s", r.code, r)
+	agent := s.ClientEnv(harness.AgentKey(t, s, s.AdminKey(), "builder", "demo"))
+	if r := harness.Rein(t, agent, "check", "crypto.mine"); r.Code != 1 {
+		t.Errorf("a check the sample policy denies: exit %d, want 1\n%s", r.Code, r)
 	}
 }
 
@@ -200,7 +202,7 @@ func TestImageEntrypoint(t *testing.T) {
 // README's arguments up to `--`, its environment variables (with this test's
 // server and key), and the reference filesystem server behind it.
 func TestReadmeMCPConfig(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(harness.ModuleRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,23 +235,23 @@ func TestReadmeMCPConfig(t *testing.T) {
 		t.Fatalf("README's MCP configuration: args %q have no -- before the upstream server", fs.Args)
 	}
 
-	m := newMCPEnv(t)
+	m := harness.NewMCPEnv(t)
 	bin := t.TempDir()
-	if err := os.Symlink(reinBin, filepath.Join(bin, "rein")); err != nil {
+	if err := os.Symlink(harness.Bin, filepath.Join(bin, "rein")); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"PATH": bin + string(os.PathListSeparator) + os.Getenv("PATH")}
 	for k := range fs.Env {
-		env[k] = map[string]string{"REIN_SERVER": m.s.URL, "REIN_KEY": m.keys["builder"]}[k]
+		env[k] = map[string]string{"REIN_SERVER": m.S.URL, "REIN_KEY": m.Keys["builder"]}[k]
 	}
 	plan := map[string]any{"transport": "stdio", "command": fs.Command, "elicitation": "none", "env": env,
-		"args": append(append([]string{}, fs.Args[:dash+1]...), m.fsServer()...),
+		"args": append(append([]string{}, fs.Args[:dash+1]...), m.FSServer()...),
 		"steps": []map[string]any{
-			step("listTools"),
-			call("read_text_file", map[string]any{"path": filepath.Join(m.root, "README.md")}),
-			call("write_file", map[string]any{"path": filepath.Join(m.root, "deps.lock"), "content": "x"}),
+			harness.MCPStep("listTools"),
+			harness.MCPCall("read_text_file", map[string]any{"path": filepath.Join(m.Root, "README.md")}),
+			harness.MCPCall("write_file", map[string]any{"path": filepath.Join(m.Root, "deps.lock"), "content": "x"}),
 		}}
-	res := m.runClient(t, plan).Results
+	res := m.RunClient(t, plan).Results
 	if len(res) != 4 {
 		t.Fatalf("results: %+v", res)
 	}
@@ -274,7 +276,7 @@ func TestVersionStory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	mk := exec.CommandContext(ctx, "make", "-s", "version")
-	mk.Dir = moduleRoot
+	mk.Dir = harness.ModuleRoot
 	out, err := mk.Output()
 	if err != nil {
 		t.Fatalf("make version: %v", err)
@@ -286,7 +288,7 @@ func TestVersionStory(t *testing.T) {
 
 	bin := filepath.Join(t.TempDir(), "rein")
 	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=true", "-o", bin, "./cmd/rein")
-	build.Dir = moduleRoot
+	build.Dir = harness.ModuleRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -buildvcs=true ./cmd/rein: %v\n%s", err, out)
 	}
@@ -313,7 +315,7 @@ func TestVersionStory(t *testing.T) {
 
 	// The server names itself the same.
 	srv := exec.CommandContext(ctx, bin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--policy", samplePolicy)
-	srv.Dir, srv.Env = moduleRoot, cleanEnv()
+	srv.Dir, srv.Env = harness.ModuleRoot, harness.CleanEnv()
 	stdout, err := srv.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -334,8 +336,8 @@ func TestVersionStory(t *testing.T) {
 		t.Fatal("rein serve printed no address")
 	}
 	var metrics string
-	for deadline := time.Now().Add(startTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if code, body := httpDo(t, "GET", url+"/metrics", "", nil, ""); code == 200 {
+	for deadline := time.Now().Add(harness.StartTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if code, body := harness.HTTPDo(t, "GET", url+"/metrics", "", nil, ""); code == 200 {
 			metrics = string(body)
 			break
 		}

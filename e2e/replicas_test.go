@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // approveAcross asks on replica a, waits on replica b, approves on a, and
 // returns how long b's waiter took to answer after the vote was answered.
-func approveAcross(t *testing.T, a, b *server, builder, alice string, n int) time.Duration {
+func approveAcross(t *testing.T, a, b *harness.Server, builder, alice string, n int) time.Duration {
 	t.Helper()
-	var ask answer
-	if code := postJSON(t, a.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"deploy","session":"x","args":{"n":%d}}`, n), &ask); code != 200 || ask.Decision != "ask" {
+	var ask harness.Answer
+	if code := harness.PostJSON(t, a.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"deploy","session":"x","args":{"n":%d}}`, n), &ask); code != 200 || ask.Decision != "ask" {
 		t.Fatalf("deploy %d on A: %d %+v", n, code, ask)
 	}
 	type waited struct {
@@ -26,7 +28,7 @@ func approveAcross(t *testing.T, a, b *server, builder, alice string, n int) tim
 	go func() {
 		close(started)
 		var w map[string]any
-		code, body := httpDo(t, "GET", b.URL+"/v1/approvals/"+ask.Approval.ID+"/wait?timeout_ms=10000", builder, nil, "")
+		code, body := harness.HTTPDo(t, "GET", b.URL+"/v1/approvals/"+ask.Approval.ID+"/wait?timeout_ms=10000", builder, nil, "")
 		if code == 200 {
 			jsonUnmarshal(body, &w)
 		}
@@ -34,7 +36,7 @@ func approveAcross(t *testing.T, a, b *server, builder, alice string, n int) tim
 	}()
 	<-started
 	time.Sleep(20 * time.Millisecond) // the waiter is waiting
-	if code := postJSON(t, a.URL+"/v1/approvals/"+ask.Approval.ID+"/votes", alice, `{"vote":"approve"}`, nil); code != 200 {
+	if code := harness.PostJSON(t, a.URL+"/v1/approvals/"+ask.Approval.ID+"/votes", alice, `{"vote":"approve"}`, nil); code != 200 {
 		t.Fatalf("approve on A: %d", code)
 	}
 	voted := time.Now()
@@ -51,11 +53,11 @@ func approveAcross(t *testing.T, a, b *server, builder, alice string, n int) tim
 // set on A stops checks on B, a policy pushed to A is live on B, and a
 // question asked on B and answered on A reaches its waiter on B.
 func TestReplicasShareChanges(t *testing.T) {
-	c := newPGCluster(t, approvalsPolicy)
-	a, b := c.start(), c.start()
-	builder := c.key(a, "builder", "acme", `"agent"`, ``)
-	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
-	acmeAdmin := c.key(a, "acme-admin", "acme", `"admin"`, ``)
+	c := harness.NewPGCluster(t, harness.ApprovalsPolicy)
+	a, b := c.Start(), c.Start()
+	builder := c.Key(a, "builder", "acme", `"agent"`, ``)
+	alice := c.Key(a, "alice", "acme", `"approver"`, `"oncall"`)
+	acmeAdmin := c.Key(a, "acme-admin", "acme", `"admin"`, ``)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -74,13 +76,13 @@ func TestReplicasShareChanges(t *testing.T) {
 
 	// A lock set on A stops checks on B.
 	var lock struct{ ID string }
-	if code := postJSON(t, a.URL+"/v1/locks", acmeAdmin, `{"target":{"agent":"builder"},"reason":"incident 7"}`, &lock); code != 201 && code != 200 {
+	if code := harness.PostJSON(t, a.URL+"/v1/locks", acmeAdmin, `{"target":{"agent":"builder"},"reason":"incident 7"}`, &lock); code != 201 && code != 200 {
 		t.Fatalf("lock on A: %d", code)
 	}
 	locked := time.Now()
-	eventually(t, 2*time.Second, "the lock set on A denies on B", func() string {
-		var got answer
-		postJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":100}}`, &got)
+	harness.Eventually(t, 2*time.Second, "the lock set on A denies on B", func() string {
+		var got harness.Answer
+		harness.PostJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":100}}`, &got)
 		if got.Decision != "deny" || !strings.Contains(got.Reason, "incident 7") {
 			return fmt.Sprintf("%+v", got)
 		}
@@ -88,12 +90,12 @@ func TestReplicasShareChanges(t *testing.T) {
 	})
 	t.Logf("lock on A in force on B after %v", time.Since(locked))
 	waitEvent(t, stream, "lock.updated", func(e sseEvent) bool { return e.Data["id"] == lock.ID })
-	if code, body := httpDo(t, "DELETE", a.URL+"/v1/locks/"+lock.ID, acmeAdmin, nil, ""); code != 200 {
+	if code, body := harness.HTTPDo(t, "DELETE", a.URL+"/v1/locks/"+lock.ID, acmeAdmin, nil, ""); code != 200 {
 		t.Fatalf("unlock: %d %s", code, body)
 	}
-	eventually(t, 2*time.Second, "the lock removed on A is gone on B", func() string {
-		var got answer
-		postJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":101}}`, &got)
+	harness.Eventually(t, 2*time.Second, "the lock removed on A is gone on B", func() string {
+		var got harness.Answer
+		harness.PostJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":101}}`, &got)
 		if got.Decision != "ask" {
 			return fmt.Sprintf("%+v", got)
 		}
@@ -102,12 +104,12 @@ func TestReplicasShareChanges(t *testing.T) {
 
 	// A policy pushed to A is live on B.
 	newPolicy := "version: 1\ndefault: deny\nrules:\n  - {id: deploy-ok, when: 'tool == \"deploy\"', decision: allow}\n"
-	if code, body := httpDo(t, "PUT", a.URL+"/v1/policy", c.admin, []byte(newPolicy), "application/yaml"); code != 200 {
+	if code, body := harness.HTTPDo(t, "PUT", a.URL+"/v1/policy", c.Admin, []byte(newPolicy), "application/yaml"); code != 200 {
 		t.Fatalf("push policy to A: %d %s", code, body)
 	}
-	eventually(t, 2*time.Second, "the policy pushed to A decides on B", func() string {
-		var got answer
-		postJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":102}}`, &got)
+	harness.Eventually(t, 2*time.Second, "the policy pushed to A decides on B", func() string {
+		var got harness.Answer
+		harness.PostJSON(t, b.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":102}}`, &got)
 		if got.Decision != "allow" {
 			return fmt.Sprintf("%+v", got)
 		}
@@ -116,18 +118,18 @@ func TestReplicasShareChanges(t *testing.T) {
 
 	// A question asked on B, answered on A, reaches its waiter on B.
 	var q struct{ ID string }
-	if code := postJSON(t, b.URL+"/v1/questions", builder, `{"session":"x","text":"which?","choices":["a","b"],"ask":["group:oncall"]}`, &q); code != 201 {
+	if code := harness.PostJSON(t, b.URL+"/v1/questions", builder, `{"session":"x","text":"which?","choices":["a","b"],"ask":["group:oncall"]}`, &q); code != 201 {
 		t.Fatalf("question on B: %d", code)
 	}
 	got := make(chan map[string]any, 1)
 	go func() {
 		var w map[string]any
-		_, body := httpDo(t, "GET", b.URL+"/v1/questions/"+q.ID+"/wait?timeout_ms=10000", builder, nil, "")
+		_, body := harness.HTTPDo(t, "GET", b.URL+"/v1/questions/"+q.ID+"/wait?timeout_ms=10000", builder, nil, "")
 		jsonUnmarshal(body, &w)
 		got <- w
 	}()
 	time.Sleep(50 * time.Millisecond)
-	if code := postJSON(t, a.URL+"/v1/questions/"+q.ID+"/answer", alice, `{"answer":"b"}`, nil); code != 200 {
+	if code := harness.PostJSON(t, a.URL+"/v1/questions/"+q.ID+"/answer", alice, `{"answer":"b"}`, nil); code != 200 {
 		t.Fatalf("answer on A: %d", code)
 	}
 	answered := time.Now()
@@ -138,13 +140,13 @@ func TestReplicasShareChanges(t *testing.T) {
 	if d := time.Since(answered); d > 700*time.Millisecond {
 		t.Errorf("the question's waiter on B answered %v after the answer on A", d)
 	}
-	c.verify(b)
+	c.Verify(b)
 }
 
 // TestReplicasShareRateLimits: a limit of 5 an hour holds across two
 // replicas checked at once: exactly 5 allowed, the rest throttled.
 func TestReplicasShareRateLimits(t *testing.T) {
-	c := newPGCluster(t, `version: 1
+	c := harness.NewPGCluster(t, `version: 1
 default: deny
 rules:
   - {id: mail, when: 'tool == "email.send"', decision: allow}
@@ -152,8 +154,8 @@ rules:
     when: 'tool == "email.send"'
     limit: {rate: 5, per: 1h, by: [agent]}
 `)
-	a, b := c.start(), c.start()
-	builder := c.key(a, "builder", "acme", `"agent"`, ``)
+	a, b := c.Start(), c.Start()
+	builder := c.Key(a, "builder", "acme", `"agent"`, ``)
 	decisions := make(chan string, 16)
 	for i := range 16 {
 		s := a
@@ -161,8 +163,8 @@ rules:
 			s = b
 		}
 		go func() {
-			var got answer
-			postJSON(t, s.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"email.send","args":{"to":"x%d@example.com"}}`, i), &got)
+			var got harness.Answer
+			harness.PostJSON(t, s.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"email.send","args":{"to":"x%d@example.com"}}`, i), &got)
 			if got.Decision == "deny" {
 				t.Log(got.Reason)
 			}
@@ -185,15 +187,15 @@ rules:
 //
 //	go test ./e2e -run '^$' -bench ApprovalAcrossReplicas -benchtime 200x
 func BenchmarkApprovalAcrossReplicas(b *testing.B) {
-	c := newPGCluster(b, approvalsPolicy)
-	ra, rb := c.start(), c.start()
-	builder := c.key(ra, "builder", "acme", `"agent"`, ``)
-	alice := c.key(ra, "alice", "acme", `"approver"`, `"oncall"`)
+	c := harness.NewPGCluster(b, harness.ApprovalsPolicy)
+	ra, rb := c.Start(), c.Start()
+	builder := c.Key(ra, "builder", "acme", `"agent"`, ``)
+	alice := c.Key(ra, "alice", "acme", `"approver"`, `"oncall"`)
 	var took []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
-		var ask answer
-		if code := postJSON(b, ra.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"deploy","session":"bench","args":{"n":%d}}`, i), &ask); code != 200 || ask.Approval == nil {
+		var ask harness.Answer
+		if code := harness.PostJSON(b, ra.URL+"/v1/check", builder, fmt.Sprintf(`{"tool":"deploy","session":"bench","args":{"n":%d}}`, i), &ask); code != 200 || ask.Approval == nil {
 			b.Fatalf("ask: %d %+v", code, ask)
 		}
 		done := make(chan time.Time, 1)
@@ -228,18 +230,18 @@ func BenchmarkApprovalAcrossReplicas(b *testing.B) {
 // replica's stream once it announces it, not only while the publishing
 // replica has just started (and sends to everyone until it knows better).
 func TestReplicaStreamSeesOthersLongAfterStart(t *testing.T) {
-	c := newPGCluster(t, approvalsPolicy)
-	a, b := c.start(), c.start()
-	builder := c.key(a, "builder", "acme", `"agent"`, ``)
-	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
+	c := harness.NewPGCluster(t, harness.ApprovalsPolicy)
+	a, b := c.Start(), c.Start()
+	builder := c.Key(a, "builder", "acme", `"agent"`, ``)
+	alice := c.Key(a, "alice", "acme", `"approver"`, `"oncall"`)
 	time.Sleep(7 * time.Second) // longer than a start's assumption (announceValid, 6 s)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream := subscribe(t, ctx, b.URL, alice, "")
 	time.Sleep(200 * time.Millisecond) // the announcement reaches A
-	var got answer
-	if code := postJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &got); code != 200 || got.Decision != "ask" {
+	var got harness.Answer
+	if code := harness.PostJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &got); code != 200 || got.Decision != "ask" {
 		t.Fatalf("check on A: %d %+v", code, got)
 	}
 	waitEvent(t, stream, "decision", func(e sseEvent) bool { return e.Data["id"] == got.ID })

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 const reviewsPolicy = `version: 1
@@ -27,14 +29,14 @@ rules:
 // that locks the agent denies its next check; another tenant's reviewer sees
 // nothing; per-rule counts tell which rules draw concerns.
 func TestReviewsAfterTheFactE2E(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
+	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, reviewsPolicy)
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", pol)
-	agent := e.keys["builder"]
+	harness.WriteFile(t, pol, reviewsPolicy)
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
+	agent := e.Keys["builder"]
 	post := func(body string) {
-		code, out := httpDo(t, "POST", e.s.URL+"/v1/check", agent, []byte(body), "application/json")
+		code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", agent, []byte(body), "application/json")
 		if code != 200 {
 			t.Fatalf("check: %d %s", code, out)
 		}
@@ -52,23 +54,23 @@ func TestReviewsAfterTheFactE2E(t *testing.T) {
 	wg.Wait()
 	list := func(key, query string) []map[string]any {
 		var out []map[string]any
-		getJSON(t, e.s.URL+"/v1/reviews?limit=500"+query, key, &out)
+		harness.GetJSON(t, e.S.URL+"/v1/reviews?limit=500"+query, key, &out)
 		return out
 	}
-	sampled := len(list(e.keys["alice"], "&status=open"))
+	sampled := len(list(e.Keys["alice"], "&status=open"))
 	if sampled < 60 || sampled > 140 {
 		t.Fatalf("a 10%% sample of 1,000 allowed checks queued %d reviews", sampled)
 	}
-	if n := len(list(e.keys["eve"], "")); n != 0 {
+	if n := len(list(e.Keys["eve"], "")); n != 0 {
 		t.Fatalf("another tenant's reviewer sees %d reviews", n)
 	}
 	// A tainted session ends: one session review.
 	post(`{"tool":"web.fetch","args":{"url":"https://example.com"},"session":"run-9"}`)
-	if code, out := httpDo(t, "POST", e.s.URL+"/v1/sessions/run-9/end", agent, nil, ""); code != 200 {
+	if code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/sessions/run-9/end", agent, nil, ""); code != 200 {
 		t.Fatalf("end: %d %s", code, out)
 	}
 	var session []map[string]any
-	for _, r := range list(e.keys["alice"], "") {
+	for _, r := range list(e.Keys["alice"], "") {
 		if r["kind"] == "session" && r["session"] == "run-9" {
 			session = append(session, r)
 		}
@@ -78,16 +80,16 @@ func TestReviewsAfterTheFactE2E(t *testing.T) {
 	}
 	// An identity never reviews its own actions: selfish (agent and
 	// approver of group oncall) deploys, and may not judge it.
-	code, out := httpDo(t, "POST", e.s.URL+"/v1/check", e.keys["selfish"], []byte(`{"tool":"deploy","args":{"by":"selfish"}}`), "application/json")
+	code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", e.Keys["selfish"], []byte(`{"tool":"deploy","args":{"by":"selfish"}}`), "application/json")
 	if code != 200 {
 		t.Fatalf("selfish's check: %d %s", code, out)
 	}
-	for _, r := range list(e.keys["alice"], "") {
+	for _, r := range list(e.Keys["alice"], "") {
 		if r["rule"] == "deploy" && r["agent"] == "selfish" {
-			if code, out := httpDo(t, "POST", e.s.URL+"/v1/reviews/"+r["id"].(string)+"/verdict", e.keys["selfish"], []byte(`{"verdict":"ok"}`), "application/json"); code != 403 {
+			if code, out := harness.HTTPDo(t, "POST", e.S.URL+"/v1/reviews/"+r["id"].(string)+"/verdict", e.Keys["selfish"], []byte(`{"verdict":"ok"}`), "application/json"); code != 403 {
 				t.Fatalf("a reviewer judging their own action: %d %s", code, out)
 			}
-			if code, _ := httpDo(t, "POST", e.s.URL+"/v1/reviews/"+r["id"].(string)+"/verdict", e.keys["eve"], []byte(`{"verdict":"ok"}`), "application/json"); code != 404 {
+			if code, _ := harness.HTTPDo(t, "POST", e.S.URL+"/v1/reviews/"+r["id"].(string)+"/verdict", e.Keys["eve"], []byte(`{"verdict":"ok"}`), "application/json"); code != 404 {
 				t.Fatalf("another tenant's reviewer: %d", code)
 			}
 		}
@@ -95,17 +97,17 @@ func TestReviewsAfterTheFactE2E(t *testing.T) {
 	// Every deploy is reviewed; a concern by an admin locks the agent.
 	post(`{"tool":"deploy","args":{"v":1}}`)
 	var deployReview string
-	for _, r := range list(e.keys["alice"], "") {
+	for _, r := range list(e.Keys["alice"], "") {
 		if r["rule"] == "deploy" && r["agent"] == "builder" {
 			deployReview = r["id"].(string)
 		}
 	}
-	code, out = httpDo(t, "POST", e.s.URL+"/v1/reviews/"+deployReview+"/verdict", e.s.adminKey(),
+	code, out = harness.HTTPDo(t, "POST", e.S.URL+"/v1/reviews/"+deployReview+"/verdict", e.S.AdminKey(),
 		[]byte(`{"verdict":"concern","message":"unplanned deploy","lock":"agent"}`), "application/json")
 	if code != 200 || !strings.Contains(string(out), `"lock_id":"lck_`) {
 		t.Fatalf("concern with a lock: %d %s", code, out)
 	}
-	code, out = httpDo(t, "POST", e.s.URL+"/v1/check", agent, []byte(`{"tool":"deploy","args":{"v":2}}`), "application/json")
+	code, out = harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", agent, []byte(`{"tool":"deploy","args":{"v":2}}`), "application/json")
 	var a struct{ Decision, Reason string }
 	json.Unmarshal(out, &a)
 	if a.Decision != "deny" || !strings.Contains(a.Reason, "locked") {
@@ -115,7 +117,7 @@ func TestReviewsAfterTheFactE2E(t *testing.T) {
 		Rule              string
 		Reviews, Concerns int
 	}
-	getJSON(t, e.s.URL+"/v1/reviews/stats", e.keys["alice"], &stats)
+	harness.GetJSON(t, e.S.URL+"/v1/reviews/stats", e.Keys["alice"], &stats)
 	if len(stats) == 0 || stats[0].Rule != "deploy" || stats[0].Concerns != 1 || stats[0].Reviews != 2 {
 		t.Fatalf("per-rule stats: %+v", stats)
 	}
@@ -125,18 +127,18 @@ func TestReviewsAfterTheFactE2E(t *testing.T) {
 // the sampled checks (the documented hash of the check id), each once,
 // whichever replica decided it, and both list the same reviews.
 func TestReviewsAcrossReplicas(t *testing.T) {
-	c := newPGCluster(t, reviewsPolicy)
-	a, b := c.start(), c.start()
-	agent := c.key(a, "builder", "acme", `"agent"`, "")
-	alice := c.key(a, "alice", "acme", `"approver"`, `"oncall"`)
-	replicas := []*server{a, b}
+	c := harness.NewPGCluster(t, reviewsPolicy)
+	a, b := c.Start(), c.Start()
+	agent := c.Key(a, "builder", "acme", `"agent"`, "")
+	alice := c.Key(a, "alice", "acme", `"approver"`, `"oncall"`)
+	replicas := []*harness.Server{a, b}
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := w; i < 1000; i += 8 {
-				code, out := httpDo(t, "POST", replicas[i%2].URL+"/v1/check", agent,
+				code, out := harness.HTTPDo(t, "POST", replicas[i%2].URL+"/v1/check", agent,
 					[]byte(fmt.Sprintf(`{"tool":"fs.read","args":{"path":"f%d"}}`, i)), "application/json")
 				if code != 200 {
 					t.Errorf("check on replica %d: %d %s", i%2, code, out)
@@ -154,7 +156,7 @@ func TestReviewsAcrossReplicas(t *testing.T) {
 	cursor := ""
 	for {
 		var page []struct{ ID string }
-		getJSON(t, a.URL+"/v1/checks?limit=500&cursor="+cursor, alice, &page)
+		harness.GetJSON(t, a.URL+"/v1/checks?limit=500&cursor="+cursor, alice, &page)
 		for _, rec := range page {
 			if sampledID(rec.ID, 0.1) {
 				want[rec.ID] = true
@@ -172,7 +174,7 @@ func TestReviewsAcrossReplicas(t *testing.T) {
 		var reviews []struct {
 			CheckID string `json:"check_id"`
 		}
-		getJSON(t, s.URL+"/v1/reviews?limit=500", alice, &reviews)
+		harness.GetJSON(t, s.URL+"/v1/reviews?limit=500", alice, &reviews)
 		got := map[string]bool{}
 		for _, r := range reviews {
 			if got[r.CheckID] {

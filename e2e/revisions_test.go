@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // editRacePolicy: a payment needs two approvals from finance.
@@ -33,7 +35,7 @@ rules:
 // configured: e-mail to Mailpit, Slack to a stand-in of its Web API, Web
 // Push to a push service of the test's own.
 type editRace struct {
-	*approvalEnv
+	*harness.ApprovalEnv
 	mail  *mailpit
 	slack *slackAPI
 	push  *testPushService
@@ -44,11 +46,11 @@ func startEditRace(t *testing.T) *editRace {
 	fake := httptest.NewServer(r.slack)
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := harness.FreeAddr(t)
 	pol := filepath.Join(dir, "policy.yaml")
-	writeFile(t, pol, editRacePolicy)
+	harness.WriteFile(t, pol, editRacePolicy)
 	cfg := filepath.Join(dir, "rein.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`base_url: http://%s
+	harness.WriteFile(t, cfg, fmt.Sprintf(`base_url: http://%s
 email:
   smtp: %s
   from: "rein <rein@example.com>"
@@ -70,28 +72,28 @@ push:
   subject: mailto:ops@example.com
   services: [%q]
 `, addr, r.mail.smtp, slackBotToken, slackSecret, fake.URL, r.push.srv.URL+"/push/"))
-	s := startServer(t, filepath.Join(dir, "data"), nil, "--policy", pol, "--config", cfg, "--listen", addr)
-	r.approvalEnv = &approvalEnv{t: t, s: s, keys: map[string]string{}}
+	s := harness.StartServer(t, filepath.Join(dir, "data"), nil, "--policy", pol, "--config", cfg, "--listen", addr)
+	r.ApprovalEnv = &harness.ApprovalEnv{T: t, S: s, Keys: map[string]string{}}
 	for _, k := range []struct{ name, roles, groups string }{
 		{"builder", `"agent"`, ``},
 		{"carol", `"approver"`, `"finance"`},
 		{"dave", `"approver"`, `"finance"`},
 		{"erin", `"approver"`, `"finance"`},
 	} {
-		code, body := httpDo(t, "POST", s.URL+"/v1/keys", s.adminKey(), []byte(fmt.Sprintf(
+		code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/keys", s.AdminKey(), []byte(fmt.Sprintf(
 			`{"name":%q,"tenant":"acme","roles":[%s],"groups":[%s]}`, k.name, k.roles, k.groups)), "application/json")
 		if code != 201 {
 			t.Fatalf("create key %s: %d %s", k.name, code, body)
 		}
 		var created struct{ Key string }
 		json.Unmarshal(body, &created)
-		r.keys[k.name] = created.Key
+		r.Keys[k.name] = created.Key
 	}
 	// carol's phone, subscribed as the console does.
 	var info struct {
 		PublicKey string `json:"public_key"`
 	}
-	getJSON(t, s.URL+"/v1/push", r.keys["carol"], &info)
+	harness.GetJSON(t, s.URL+"/v1/push", r.Keys["carol"], &info)
 	raw, _ := base64.RawURLEncoding.DecodeString(info.PublicKey)
 	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
 	if err != nil {
@@ -100,7 +102,7 @@ push:
 	r.push.vapid = func() *ecdsa.PublicKey { return pub }
 	dev := r.push.device("carol-phone")
 	body, _ := json.Marshal(map[string]any{"endpoint": dev["endpoint"], "keys": map[string]string{"p256dh": dev["p256dh"], "auth": dev["auth"]}, "label": "carol's phone"})
-	if code, b := httpDo(t, "POST", s.URL+"/v1/push/subscriptions", r.keys["carol"], body, "application/json"); code != 201 {
+	if code, b := harness.HTTPDo(t, "POST", s.URL+"/v1/push/subscriptions", r.Keys["carol"], body, "application/json"); code != 201 {
 		t.Fatalf("subscribe carol's phone: %d %s", code, b)
 	}
 	return r
@@ -125,14 +127,14 @@ type raceApproval struct {
 }
 
 func (r *editRace) approval(id string) raceApproval {
-	r.t.Helper()
+	r.T.Helper()
 	code, body, h := r.do("GET", "/v1/approvals/"+id, "carol", nil, "")
 	if code != 200 {
-		r.t.Fatalf("GET approval: %d %s", code, body)
+		r.T.Fatalf("GET approval: %d %s", code, body)
 	}
 	var a raceApproval
 	if err := json.Unmarshal(body, &a); err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	a.etag = h.Get("ETag")
 	return a
@@ -153,35 +155,35 @@ func (a raceApproval) counting() []string {
 // do sends one API request as who, with If-Match when ifMatch is set, and
 // checks the answer against the OpenAPI document.
 func (r *editRace) do(method, path, who string, body []byte, ifMatch string) (int, []byte, http.Header) {
-	r.t.Helper()
+	r.T.Helper()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, _ := http.NewRequest(method, r.s.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+r.keys[who])
+	req, _ := http.NewRequest(method, r.S.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+r.Keys[who])
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if ifMatch != "" {
 		req.Header.Set("If-Match", ifMatch)
 	}
-	res, err := httpClient.Do(req)
+	res, err := harness.HTTPClient.Do(req)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	checkAPIResponse(r.t, req, res, b)
+	harness.CheckAPIResponse(r.T, req, res, b)
 	return res.StatusCode, b, res.Header
 }
 
 // slackPressAs presses a button whose value is value, as user, on the
 // approval message (the first message the stand-in was sent).
 func (r *editRace) slackPressAs(user, action, value string) int {
-	body := slackPress(r.t, user, action, value, "C0FINANCE", "1700000000.000001")
+	body := slackPress(r.T, user, action, value, "C0FINANCE", "1700000000.000001")
 	now := time.Now().Unix()
-	return postSlack(r.t, r.s.URL+"/v1/slack/interactivity", body, now, slackSign(slackSecret, now, body))
+	return postSlack(r.T, r.S.URL+"/v1/slack/interactivity", body, now, slackSign(slackSecret, now, body))
 }
 
 var (
@@ -231,7 +233,7 @@ func first(re *regexp.Regexp, s string) string {
 func TestEditRaceEverySurface(t *testing.T) {
 	t.Parallel() // mostly waiting on Mailpit and its own server
 	r := startEditRace(t)
-	a := r.check("builder", "pay", "s1", `{"amount":50,"to":"acct-a"}`)
+	a := r.Check("builder", "pay", "s1", `{"amount":50,"to":"acct-a"}`)
 	if a.Decision != "ask" || a.Approval == nil {
 		t.Fatalf("check: %+v", a)
 	}
@@ -249,7 +251,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 		t.Fatalf("the link page before the edit (form revision %q, shown %q): %d\n%s", first(pageRevision, page), first(pageWillRun, page), code, page)
 	}
 	var slackBefore string
-	eventually(t, 10*time.Second, "the approval message in Slack", func() string {
+	harness.Eventually(t, 10*time.Second, "the approval message in Slack", func() string {
 		for _, c := range r.slack.of("chat.postMessage") {
 			if strings.Contains(c.form.Get("blocks"), id) {
 				slackBefore = c.form.Get("blocks")
@@ -275,8 +277,8 @@ func TestEditRaceEverySurface(t *testing.T) {
 	if push.ID != id || target == nil || target.Path != "/approvals/"+id || target.Query().Get("revision") != "1" || push.Revision != 1 {
 		t.Fatalf("the push before the edit: %s", pushed)
 	}
-	cli := rein(t, r.s.clientEnv(r.keys["carol"]), "approvals")
-	if cli.code != 0 || first(cliRevision, cli.stdout) != "1" || !strings.Contains(cli.stdout, `"to":"acct-a"`) || strings.Contains(cli.stdout, "edited:") {
+	cli := harness.Rein(t, r.S.ClientEnv(r.Keys["carol"]), "approvals")
+	if cli.Code != 0 || first(cliRevision, cli.Stdout) != "1" || !strings.Contains(cli.Stdout, `"to":"acct-a"`) || strings.Contains(cli.Stdout, "edited:") {
 		t.Fatalf("rein approvals before the edit: %s", cli)
 	}
 	before := r.approval(id)
@@ -316,7 +318,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 		t.Errorf("carol's Slack press: %d", code)
 	}
 	stillPending("Slack")
-	eventually(t, 10*time.Second, "Slack telling carol her press was not counted", func() string {
+	harness.Eventually(t, 10*time.Second, "Slack telling carol her press was not counted", func() string {
 		for _, c := range r.slack.of("chat.postEphemeral") {
 			if c.form.Get("user") == "UCAROL" && strings.Contains(c.form.Get("text"), "not counted") && strings.Contains(c.form.Get("text"), "acct-mallory") {
 				return ""
@@ -334,8 +336,8 @@ func TestEditRaceEverySurface(t *testing.T) {
 	}
 	stillPending("the push's target")
 
-	cliVote := rein(t, r.s.clientEnv(r.keys["carol"]), "approve", id, "--revision", first(cliRevision, cli.stdout), "--yes")
-	if cliVote.code != 1 || !strings.Contains(cliVote.stderr, "nothing was voted") || !strings.Contains(cliVote.stderr, "acct-mallory") {
+	cliVote := harness.Rein(t, r.S.ClientEnv(r.Keys["carol"]), "approve", id, "--revision", first(cliRevision, cli.Stdout), "--yes")
+	if cliVote.Code != 1 || !strings.Contains(cliVote.Stderr, "nothing was voted") || !strings.Contains(cliVote.Stderr, "acct-mallory") {
 		t.Errorf("rein approve --revision 1 after the edit: %s", cliVote)
 	}
 	stillPending("the CLI")
@@ -360,7 +362,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 
 	// Every surface opened after the edit shows acct-mallory and the change.
 	var edit mailMessage
-	eventually(t, 15*time.Second, "the e-mail of the edit to carol", func() string {
+	harness.Eventually(t, 15*time.Second, "the e-mail of the edit to carol", func() string {
 		for _, m := range r.mail.messages("carol@example.com") {
 			if strings.HasPrefix(m.Subject, "Edited") {
 				edit = m
@@ -382,7 +384,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 		t.Errorf("the first e-mail's link opened after the edit: %d\n%s", code, page)
 	}
 	var slackAfter string
-	eventually(t, 10*time.Second, "the Slack message rewritten to revision 2", func() string {
+	harness.Eventually(t, 10*time.Second, "the Slack message rewritten to revision 2", func() string {
 		for _, c := range r.slack.of("chat.update") {
 			if strings.Contains(c.form.Get("blocks"), id+"@2") {
 				slackAfter = c.form.Get("blocks")
@@ -400,7 +402,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 		Revision  int
 		Renotify  bool
 	}
-	eventually(t, 15*time.Second, "the push of the edit", func() string {
+	harness.Eventually(t, 15*time.Second, "the push of the edit", func() string {
 		m, err := r.push.next("carol-phone", "approval", 5*time.Second)
 		if err != nil {
 			return err.Error()
@@ -415,9 +417,9 @@ func TestEditRaceEverySurface(t *testing.T) {
 		!strings.Contains(pushAfter.Body, "Edited by dave (revision 2), changed: to") {
 		t.Errorf("the push of the edit: %+v", pushAfter)
 	}
-	cli = rein(t, r.s.clientEnv(r.keys["carol"]), "approvals")
-	if cli.code != 0 || first(cliRevision, cli.stdout) != "2" || !strings.Contains(cli.stdout, `to: "acct-a" → "acct-mallory"`) ||
-		!strings.Contains(cli.stdout, `args:     {"amount":50,"to":"acct-mallory"}`) {
+	cli = harness.Rein(t, r.S.ClientEnv(r.Keys["carol"]), "approvals")
+	if cli.Code != 0 || first(cliRevision, cli.Stdout) != "2" || !strings.Contains(cli.Stdout, `to: "acct-a" → "acct-mallory"`) ||
+		!strings.Contains(cli.Stdout, `args:     {"amount":50,"to":"acct-mallory"}`) {
 		t.Errorf("rein approvals after the edit: %s", cli)
 	}
 	if edited.etag != `"2"` || edited.ApprovedArgs["to"] != "acct-mallory" || len(edited.Changes) != 1 || edited.Changes[0].Path != "to" ||
@@ -427,9 +429,9 @@ func TestEditRaceEverySurface(t *testing.T) {
 
 	// erin approves the edited revision from her e-mail of the edit.
 	waited := make(chan map[string]any, 1)
-	go func() { _, m := r.wait("builder", id, 20000); waited <- m }()
+	go func() { _, m := r.Wait("builder", id, 20000); waited <- m }()
 	var erinEdit mailMessage
-	eventually(t, 15*time.Second, "the e-mail of the edit to erin", func() string {
+	harness.Eventually(t, 15*time.Second, "the e-mail of the edit to erin", func() string {
 		for _, m := range r.mail.messages("erin@example.com") {
 			if strings.HasPrefix(m.Subject, "Edited") {
 				erinEdit = m

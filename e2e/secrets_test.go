@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testenv"
 )
 
@@ -156,10 +158,10 @@ func secretsNeverLeave(t *testing.T, mp *mailpit, pg string) {
 	hook := newReceiver(t, 0, nil)
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "policy.yaml")
-	writeFile(t, pol, secretsPolicy)
-	addr := freeAddr(t)
+	harness.WriteFile(t, pol, secretsPolicy)
+	addr := harness.FreeAddr(t)
 	cfg := filepath.Join(dir, "rein.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`base_url: http://%s
+	harness.WriteFile(t, cfg, fmt.Sprintf(`base_url: http://%s
 webhooks:
   - {name: all, url: %q, secret: "whsec_%s"}
 slack:
@@ -179,16 +181,16 @@ email:
 	var env []string
 	admin := ""
 	if pg != "" {
-		c := newPGClusterAt(t, pg, secretsPolicy)
-		env, admin = c.env, c.admin
+		c := harness.NewPGClusterAt(t, pg, secretsPolicy)
+		env, admin = c.Env, c.Admin
 		args = append(args, "--db", pg)
 	}
-	s := startServer(t, data, env, args...)
+	s := harness.StartServer(t, data, env, args...)
 	if admin == "" {
-		admin = s.adminKey()
+		admin = s.AdminKey()
 	}
 	key := func(name, roles, groups string) string {
-		code, body := httpDo(t, "POST", s.URL+"/v1/keys", admin, []byte(fmt.Sprintf(
+		code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/keys", admin, []byte(fmt.Sprintf(
 			`{"name":%q,"tenant":"acme","roles":[%s],"groups":[%s]}`, name, roles, groups)), "application/json")
 		if code != 201 {
 			t.Fatalf("create key %s: %d %s", name, code, body)
@@ -219,7 +221,7 @@ email:
 		a, secrets := plantedArgs(t, label)
 		all = append(all, secrets...)
 		var ans map[string]any
-		if code := postJSON(t, s.URL+"/v1/check", agent, fmt.Sprintf(`{"tool":%q,"session":"sx","args":%s}`, tool, a), &ans); code != 200 {
+		if code := harness.PostJSON(t, s.URL+"/v1/check", agent, fmt.Sprintf(`{"tool":%q,"session":"sx","args":%s}`, tool, a), &ans); code != 200 {
 			t.Fatalf("check %s: %d %v", tool, code, ans)
 		}
 		checkIDs = append(checkIDs, ans["id"].(string))
@@ -263,7 +265,7 @@ email:
 	vote := func(who, id, body string) map[string]any {
 		t.Helper()
 		var a map[string]any
-		if code := postJSON(t, s.URL+"/v1/approvals/"+id+"/votes", who, body, &a); code != 200 {
+		if code := harness.PostJSON(t, s.URL+"/v1/approvals/"+id+"/votes", who, body, &a); code != 200 {
 			t.Fatalf("vote %s on %s: %d %v", body, id, code, a)
 		}
 		return a
@@ -271,7 +273,7 @@ email:
 	wait := func(id string) map[string]any {
 		t.Helper()
 		var w map[string]any
-		getJSON(t, s.URL+"/v1/approvals/"+id+"/wait?timeout_ms=5000", agent, &w)
+		harness.GetJSON(t, s.URL+"/v1/approvals/"+id+"/wait?timeout_ms=5000", agent, &w)
 		return w
 	}
 
@@ -289,7 +291,7 @@ email:
 	ans, sec = ask("pay", "edit")
 	id = ans["approval"].(map[string]any)["id"].(string)
 	var shown map[string]any
-	getJSON(t, s.URL+"/v1/approvals/"+id, carol, &shown)
+	harness.GetJSON(t, s.URL+"/v1/approvals/"+id, carol, &shown)
 	edited := shown["args"].(map[string]any)
 	edited["amount"] = 40
 	eb, _ := json.Marshal(edited)
@@ -314,30 +316,30 @@ email:
 	for _, k := range []struct{ who, key string }{{"approver", carol}, {"auditor", auditor}, {"admin", admin}} {
 		for _, path := range []string{"/v1/checks", "/v1/approvals", "/v1/approvals?status=consumed", "/v1/approvals?status=rejected",
 			"/v1/sessions/sx", "/v1/sessions/sx/checks", "/v1/reviews", "/v1/audit/entries", "/v1/audit/checkpoint"} {
-			_, b := httpDo(t, "GET", s.URL+path, k.key, nil, "")
+			_, b := harness.HTTPDo(t, "GET", s.URL+path, k.key, nil, "")
 			look(k.who+" GET "+path, b)
 		}
 		for _, id := range checkIDs {
-			_, b := httpDo(t, "GET", s.URL+"/v1/checks/"+id, k.key, nil, "")
+			_, b := harness.HTTPDo(t, "GET", s.URL+"/v1/checks/"+id, k.key, nil, "")
 			look(k.who+" GET /v1/checks/"+id, b)
 		}
 		for _, id := range approvalIDs {
-			_, b := httpDo(t, "GET", s.URL+"/v1/approvals/"+id, k.key, nil, "")
+			_, b := harness.HTTPDo(t, "GET", s.URL+"/v1/approvals/"+id, k.key, nil, "")
 			look(k.who+" GET /v1/approvals/"+id, b)
 		}
 	}
 	// The agent's own reads of what rein keeps.
 	for _, id := range checkIDs {
-		_, b := httpDo(t, "GET", s.URL+"/v1/checks/"+id, agent, nil, "")
+		_, b := harness.HTTPDo(t, "GET", s.URL+"/v1/checks/"+id, agent, nil, "")
 		look("agent GET /v1/checks/"+id, b)
 	}
-	_, b := httpDo(t, "GET", s.URL+"/metrics", "", nil, "")
+	_, b := harness.HTTPDo(t, "GET", s.URL+"/metrics", "", nil, "")
 	look("GET /metrics", b)
 
 	// The export, in every format.
-	sealedCheckpoint(t, s, admin, int64(len(allEntries(t, s, admin))))
+	harness.SealedCheckpoint(t, s, admin, int64(len(harness.AllEntries(t, s, admin))))
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle, "--format", "native,otlp,ocsf"); r.code != 0 {
+	if r := harness.Rein(t, s.ClientEnv(admin), "audit", "export", "--out", bundle, "--format", "native,otlp,ocsf"); r.Code != 0 {
 		t.Fatalf("export: %s", r)
 	}
 	filepath.WalkDir(bundle, func(p string, d fs.DirEntry, err error) error {
@@ -349,7 +351,7 @@ email:
 	})
 
 	// Webhooks, Slack, e-mail: wait for what each was sent.
-	eventually(t, 15*time.Second, "the webhook gets the approvals and the review", func() string {
+	harness.Eventually(t, 15*time.Second, "the webhook gets the approvals and the review", func() string {
 		n := 0
 		for _, r := range hook.bodies() {
 			if bytes.Contains(r.body, []byte(`"approval.created"`)) || bytes.Contains(r.body, []byte(`"review.created"`)) {
@@ -364,7 +366,7 @@ email:
 	for _, r := range hook.bodies() {
 		look("webhook body", r.body)
 	}
-	eventually(t, 15*time.Second, "Slack gets the approvals", func() string {
+	harness.Eventually(t, 15*time.Second, "Slack gets the approvals", func() string {
 		if n := len(api.of("chat.postMessage")); n < 3 {
 			return fmt.Sprintf("%d messages", n)
 		}
@@ -376,7 +378,7 @@ email:
 		look("Slack "+c.method, b)
 	}
 	api.mu.Unlock()
-	eventually(t, 15*time.Second, "e-mails arrive", func() string {
+	harness.Eventually(t, 15*time.Second, "e-mails arrive", func() string {
 		if n := len(mp.messages("carol@example.com")); n < 3 {
 			return fmt.Sprintf("%d e-mails", n)
 		}
@@ -403,9 +405,9 @@ email:
 	}
 
 	// The server log, and the database files.
-	s.stop()
-	look("server stdout", []byte(s.stdout.String()))
-	look("server stderr", []byte(s.stderr.String()))
+	s.Stop()
+	look("server stdout", []byte(s.Stdout.String()))
+	look("server stderr", []byte(s.Stderr.String()))
 	if pg == "" {
 		filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {

@@ -6,23 +6,25 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // TestSessionsWithSamplePolicy runs the sample policy's session rules
 // against the real server: taint, budget, doom loop, results and the
 // session endpoints.
 func TestSessionsWithSamplePolicy(t *testing.T) {
-	e := newApprovalEnv(t, t.TempDir())
-	e.s.stop()
-	e.s = startServer(t, e.s.Data, nil, "--policy", filepath.Join(moduleRoot, "examples", "policy.yaml"))
-	check := func(session, tool, args string, cost float64) answer {
+	e := harness.NewApprovalEnv(t, t.TempDir())
+	e.S.Stop()
+	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", filepath.Join(harness.ModuleRoot, "examples", "policy.yaml"))
+	check := func(session, tool, args string, cost float64) harness.Answer {
 		t.Helper()
-		code, body := httpDo(t, "POST", e.s.URL+"/v1/check", e.keys["builder"],
+		code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", e.Keys["builder"],
 			[]byte(fmt.Sprintf(`{"tool":%q,"session":%q,"args":%s,"cost":%v}`, tool, session, args, cost)), "application/json")
 		if code != 200 {
 			t.Fatalf("check: %d %s", code, body)
 		}
-		var a answer
+		var a harness.Answer
 		json.Unmarshal(body, &a)
 		return a
 	}
@@ -56,16 +58,16 @@ func TestSessionsWithSamplePolicy(t *testing.T) {
 			Calls, Denials, Checks int
 			Cost                   float64
 		}
-		getJSON(t, e.s.URL+"/v1/sessions/b1", e.keys["alice"], &s)
+		harness.GetJSON(t, e.S.URL+"/v1/sessions/b1", e.Keys["alice"], &s)
 		if s.Calls != 2 || s.Denials != 1 || s.Checks != 3 || s.Cost != 40 {
 			t.Fatalf("session b1: %+v", s)
 		}
 		var list []struct{ ID, Decision string }
-		getJSON(t, e.s.URL+"/v1/sessions/b1/checks", e.keys["alice"], &list)
+		harness.GetJSON(t, e.S.URL+"/v1/sessions/b1/checks", e.Keys["alice"], &list)
 		if len(list) != 3 || list[0].Decision != "deny" {
 			t.Fatalf("session b1 checks, newest first: %+v", list)
 		}
-		if code, _ := httpDo(t, "GET", e.s.URL+"/v1/sessions/b1", e.keys["eve"], nil, ""); code != http.StatusNotFound {
+		if code, _ := harness.HTTPDo(t, "GET", e.S.URL+"/v1/sessions/b1", e.Keys["eve"], nil, ""); code != http.StatusNotFound {
 			t.Errorf("another tenant reads the session: %d", code)
 		}
 	})
@@ -93,7 +95,7 @@ func TestSessionsWithSamplePolicy(t *testing.T) {
 			t.Fatalf("before the result, 45 + 10 crosses the budget: %+v", a)
 		}
 		result := func(id, body string) int {
-			code, _ := httpDo(t, "POST", e.s.URL+"/v1/checks/"+id+"/result", e.keys["builder"], []byte(body), "application/json")
+			code, _ := harness.HTTPDo(t, "POST", e.S.URL+"/v1/checks/"+id+"/result", e.Keys["builder"], []byte(body), "application/json")
 			return code
 		}
 		if code := result(big.ID, `{"status":"succeeded","summary":"paid","cost":5}`); code != http.StatusNoContent {
@@ -112,11 +114,11 @@ func TestSessionsWithSamplePolicy(t *testing.T) {
 		if code := result(big.ID, `{"status":"maybe"}`); code != http.StatusBadRequest {
 			t.Errorf("a bad status: %d, want 400", code)
 		}
-		if code, _ := httpDo(t, "POST", e.s.URL+"/v1/checks/"+big.ID+"/result", e.keys["builder2"], []byte(`{"status":"failed"}`), "application/json"); code != http.StatusNotFound {
+		if code, _ := harness.HTTPDo(t, "POST", e.S.URL+"/v1/checks/"+big.ID+"/result", e.Keys["builder2"], []byte(`{"status":"failed"}`), "application/json"); code != http.StatusNotFound {
 			t.Errorf("another agent reports the result: %d, want 404", code)
 		}
 		anomalies := 0
-		for _, l := range allEntries(t, e.s, e.s.adminKey()) {
+		for _, l := range harness.AllEntries(t, e.S, e.S.AdminKey()) {
 			var x struct {
 				Kind, Subject string
 				Data          struct{ Anomaly string }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testidp"
 )
 
@@ -25,14 +27,14 @@ var idpPeople = []testidp.User{
 
 // signInServer starts rein with OpenID Connect sign-in at a real provider
 // running in the test (zitadel/oidc's provider on loopback).
-func signInServer(t *testing.T, extraConfig string) (*approvalEnv, *testidp.Provider) {
+func signInServer(t *testing.T, extraConfig string) (*harness.ApprovalEnv, *testidp.Provider) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := harness.FreeAddr(t)
 	idp := testidp.Start(t, []string{"http://" + addr + "/sign-in/oidc/callback"}, idpPeople...)
 	pol := filepath.Join(dir, "policy.yaml")
-	writeFile(t, pol, signInPolicy)
+	harness.WriteFile(t, pol, signInPolicy)
 	cfg := filepath.Join(dir, "rein.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`base_url: http://%s
+	harness.WriteFile(t, cfg, fmt.Sprintf(`base_url: http://%s
 oidc:
   issuer: %s
   client_id: %s
@@ -43,16 +45,16 @@ oidc:
     finance-approvers: {roles: [approver], groups: [finance]}
     sre: {roles: [approver], groups: [oncall]}
 %s`, addr, idp.Issuer, idp.ClientID, extraConfig))
-	s := startServer(t, filepath.Join(dir, "data"), []string{"REIN_OIDC_CLIENT_SECRET=" + idp.ClientSecret},
+	s := harness.StartServer(t, filepath.Join(dir, "data"), []string{"REIN_OIDC_CLIENT_SECRET=" + idp.ClientSecret},
 		"--policy", pol, "--config", cfg, "--listen", addr)
-	e := &approvalEnv{t: t, s: s, keys: map[string]string{}}
-	code, body := httpDo(t, "POST", s.URL+"/v1/keys", s.adminKey(), []byte(`{"name":"builder","tenant":"acme","roles":["agent"]}`), "application/json")
+	e := &harness.ApprovalEnv{T: t, S: s, Keys: map[string]string{}}
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/keys", s.AdminKey(), []byte(`{"name":"builder","tenant":"acme","roles":["agent"]}`), "application/json")
 	if code != 201 {
 		t.Fatalf("create key: %d %s", code, body)
 	}
 	var created struct{ Key string }
 	json.Unmarshal(body, &created)
-	e.keys["builder"] = created.Key
+	e.Keys["builder"] = created.Key
 	return e, idp
 }
 
@@ -137,19 +139,19 @@ func (b *ssoBrowser) vote(id, vote string) (int, string) {
 // another group is refused, and someone without access cannot sign in.
 func TestSignInWithProviderAndVote(t *testing.T) {
 	e, idp := signInServer(t, "")
-	a := e.check("builder", "pay", "s1", `{"to":"ACME Ltd","amount":120}`)
+	a := e.Check("builder", "pay", "s1", `{"to":"ACME Ltd","amount":120}`)
 	if a.Decision != "ask" || a.Approval == nil {
 		t.Fatalf("check: %+v", a)
 	}
 	page := "/approvals/" + a.Approval.ID
 
 	// The sign-in page offers the provider.
-	if res, body := (&ssoBrowser{t: t, c: http.DefaultClient}).get(e.s.URL + "/sign-in/oidc/options"); res.StatusCode != 200 || !strings.Contains(body, "Example SSO") {
+	if res, body := (&ssoBrowser{t: t, c: http.DefaultClient}).get(e.S.URL + "/sign-in/oidc/options"); res.StatusCode != 200 || !strings.Contains(body, "Example SSO") {
 		t.Fatalf("options: %d %s", res.StatusCode, body)
 	}
 
 	// dave is in sre (oncall approvers): signed in, but not a finance approver.
-	dave, at := ssoSignIn(t, e.s.URL, idp, "dave", "dave-pw", page)
+	dave, at := ssoSignIn(t, e.S.URL, idp, "dave", "dave-pw", page)
 	if at.Path != page || dave.csrf == "" {
 		t.Fatalf("dave ended at %s (csrf %q), want %s", at, dave.csrf, page)
 	}
@@ -157,14 +159,14 @@ func TestSignInWithProviderAndVote(t *testing.T) {
 		t.Errorf("dave (oncall) approving a payment: %d %s, want 403", code, body)
 	}
 	// erin's groups give no access: she never gets a session.
-	erin, at := ssoSignIn(t, e.s.URL, idp, "erin", "erin-pw", page)
+	erin, at := ssoSignIn(t, e.S.URL, idp, "erin", "erin-pw", page)
 	if at.Path != "/sign-in" || at.Query().Get("error") != "oidc_unknown" || erin.csrf != "" {
 		t.Errorf("erin ended at %s (csrf %q), want the sign-in page refusing her", at, erin.csrf)
 	}
 
 	waited := make(chan map[string]any, 1)
-	go func() { _, m := e.wait("builder", a.Approval.ID, 20000); waited <- m }()
-	carol, at := ssoSignIn(t, e.s.URL, idp, "carol", "carol-pw", page)
+	go func() { _, m := e.Wait("builder", a.Approval.ID, 20000); waited <- m }()
+	carol, at := ssoSignIn(t, e.S.URL, idp, "carol", "carol-pw", page)
 	if at.Path != page || carol.csrf == "" {
 		t.Fatalf("carol ended at %s (csrf %q)", at, carol.csrf)
 	}
@@ -181,7 +183,7 @@ func TestSignInWithProviderAndVote(t *testing.T) {
 	}
 
 	// The audit log: carol's key created by sign-in, her vote by that key.
-	code, body := httpDo(t, "GET", e.s.URL+"/v1/audit/entries?start=0&limit=10000", e.s.adminKey(), nil, "")
+	code, body := harness.HTTPDo(t, "GET", e.S.URL+"/v1/audit/entries?start=0&limit=10000", e.S.AdminKey(), nil, "")
 	if code != 200 {
 		t.Fatalf("audit: %d", code)
 	}
@@ -201,7 +203,7 @@ func TestSignInWithProviderAndVote(t *testing.T) {
 			Groups []string
 		}
 	}
-	getJSON(t, e.s.URL+"/v1/keys?tenant=acme", e.s.adminKey(), &keys)
+	harness.GetJSON(t, e.S.URL+"/v1/keys?tenant=acme", e.S.AdminKey(), &keys)
 	found := false
 	for _, k := range keys.Keys {
 		if k.Name == "carol@example.com" {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	"github.com/reinhq/rein/internal/testidp"
 )
 
@@ -36,16 +38,16 @@ func TestStepUpWithPasskeyInChromium(t *testing.T) {
 	// with the suite's 15 s client timeout while the browser signs in and
 	// adds a passkey, which under the parallel browser tests took longer.
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := harness.FreeAddr(t)
 	port := addr[strings.LastIndexByte(addr, ':')+1:]
 	// WebAuthn needs a host name, not an IP address: the browser and the
 	// links use localhost.
 	base := "http://localhost:" + port
 	idp := testidp.Start(t, []string{base + "/sign-in/oidc/callback"}, idpPeople...)
 	pol := filepath.Join(dir, "policy.yaml")
-	writeFile(t, pol, stepUpPolicy)
+	harness.WriteFile(t, pol, stepUpPolicy)
 	cfg := filepath.Join(dir, "rein.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`base_url: %s
+	harness.WriteFile(t, cfg, fmt.Sprintf(`base_url: %s
 oidc:
   issuer: %s
   client_id: %s
@@ -55,34 +57,34 @@ oidc:
   groups:
     finance-approvers: {roles: [approver], groups: [finance]}
 `, base, idp.Issuer, idp.ClientID))
-	s := startServer(t, filepath.Join(dir, "data"), []string{"REIN_OIDC_CLIENT_SECRET=" + idp.ClientSecret},
+	s := harness.StartServer(t, filepath.Join(dir, "data"), []string{"REIN_OIDC_CLIENT_SECRET=" + idp.ClientSecret},
 		"--policy", pol, "--config", cfg, "--listen", addr)
 	s.URL = base
-	e := &approvalEnv{t: t, s: s, keys: map[string]string{}}
-	code, body := httpDo(t, "POST", s.URL+"/v1/keys", s.adminKey(), []byte(`{"name":"builder","tenant":"acme","roles":["agent"]}`), "application/json")
+	e := &harness.ApprovalEnv{T: t, S: s, Keys: map[string]string{}}
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/keys", s.AdminKey(), []byte(`{"name":"builder","tenant":"acme","roles":["agent"]}`), "application/json")
 	if code != 201 {
 		t.Fatalf("create key: %d %s", code, body)
 	}
 	var created struct{ Key string }
 	json.Unmarshal(body, &created)
-	e.keys["builder"] = created.Key
+	e.Keys["builder"] = created.Key
 
 	var id string
 	waited := make(chan map[string]any, 1)
-	ce := &consoleEnv{t: t, s: s, keys: map[string]string{}}
-	ce.runBrowser("stepup.mjs", map[string]stepFunc{
+	ce := &harness.ConsoleEnv{T: t, S: s, Keys: map[string]string{}}
+	ce.RunBrowser("stepup.mjs", map[string]harness.StepFunc{
 		"ask": func(string) string {
-			a := e.check("builder", "pay", "s1", `{"to":"ACME Ltd","amount":120}`)
+			a := e.Check("builder", "pay", "s1", `{"to":"ACME Ltd","amount":120}`)
 			if a.Approval == nil {
 				return "FAIL: no approval"
 			}
 			id = a.Approval.ID
-			go func() { _, m := e.wait("builder", id, 60000); waited <- m }()
+			go func() { _, m := e.Wait("builder", id, 60000); waited <- m }()
 			return id
 		},
 		"votes": func(string) string {
 			var got struct{ Votes []any }
-			getJSON(t, s.URL+"/v1/approvals/"+id, s.adminKey(), &got)
+			harness.GetJSON(t, s.URL+"/v1/approvals/"+id, s.AdminKey(), &got)
 			return fmt.Sprint(len(got.Votes))
 		},
 		"waited": func(string) string {
@@ -104,7 +106,7 @@ oidc:
 			if err := json.Unmarshal([]byte(arg), &cap); err != nil {
 				return "FAIL: " + err.Error()
 			}
-			other := e.check("builder", "pay", "s2", `{"to":"Other Ltd","amount":999}`)
+			other := e.Check("builder", "pay", "s2", `{"to":"Other Ltd","amount":999}`)
 			if other.Approval == nil {
 				return "FAIL: no second approval"
 			}
@@ -136,14 +138,14 @@ oidc:
 				return fmt.Sprintf("FAIL: a tampered ceremony: %d %s", code, b)
 			}
 			var got struct{ Votes []any }
-			getJSON(t, s.URL+"/v1/approvals/"+other.Approval.ID, s.adminKey(), &got)
+			harness.GetJSON(t, s.URL+"/v1/approvals/"+other.Approval.ID, s.AdminKey(), &got)
 			if len(got.Votes) != 0 {
 				return fmt.Sprintf("FAIL: the other approval has votes: %v", got.Votes)
 			}
 			return "ok"
 		},
 		"audit": func(string) string {
-			code, body := httpDo(t, "GET", s.URL+"/v1/audit/entries?start=0&limit=10000", s.adminKey(), nil, "")
+			code, body := harness.HTTPDo(t, "GET", s.URL+"/v1/audit/entries?start=0&limit=10000", s.AdminKey(), nil, "")
 			if code != 200 {
 				return fmt.Sprintf("FAIL: audit %d", code)
 			}

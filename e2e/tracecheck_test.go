@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 // An external trace checker reads only the exported bundle. It knows
@@ -95,11 +97,11 @@ func checkTrace(events []traceEvent) map[string][]string {
 
 func TestTraceCheckerCatchesFromTheBundleAlone(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, tracePolicy)
-	s := startServer(t, t.TempDir(), nil, "--policy", pol)
-	admin := s.adminKey()
-	agent := createAgentKey(t, s, admin, "builder", "acme")
-	code, body := httpDo(t, "POST", s.URL+"/v1/keys", admin, []byte(`{"name":"fin","tenant":"acme","roles":["approver"],"groups":["finance"]}`), "application/json")
+	harness.WriteFile(t, pol, tracePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", pol)
+	admin := s.AdminKey()
+	agent := harness.AgentKey(t, s, admin, "builder", "acme")
+	code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/keys", admin, []byte(`{"name":"fin","tenant":"acme","roles":["approver"],"groups":["finance"]}`), "application/json")
 	if code != 201 {
 		t.Fatalf("approver key: %d %s", code, body)
 	}
@@ -109,7 +111,7 @@ func TestTraceCheckerCatchesFromTheBundleAlone(t *testing.T) {
 
 	check := func(tool, args string) map[string]any {
 		t.Helper()
-		code, body := httpDo(t, "POST", s.URL+"/v1/check", agent, []byte(fmt.Sprintf(`{"tool":%q,"args":%s,"session":"trace"}`, tool, args)), "application/json")
+		code, body := harness.HTTPDo(t, "POST", s.URL+"/v1/check", agent, []byte(fmt.Sprintf(`{"tool":%q,"args":%s,"session":"trace"}`, tool, args)), "application/json")
 		var a map[string]any
 		if json.Unmarshal(body, &a) != nil || code != 200 {
 			t.Fatalf("check: %d %s", code, body)
@@ -118,13 +120,13 @@ func TestTraceCheckerCatchesFromTheBundleAlone(t *testing.T) {
 	}
 	vote := func(id, body string) {
 		t.Helper()
-		if code, out := httpDo(t, "POST", s.URL+"/v1/approvals/"+id+"/votes", fin, []byte(body), "application/json"); code != 200 {
+		if code, out := harness.HTTPDo(t, "POST", s.URL+"/v1/approvals/"+id+"/votes", fin, []byte(body), "application/json"); code != 200 {
 			t.Fatalf("vote: %d %s", code, out)
 		}
 	}
 	result := func(id, args string) {
 		t.Helper()
-		code, out := httpDo(t, "POST", s.URL+"/v1/checks/"+id+"/result", agent, []byte(`{"status":"succeeded","args":`+args+`}`), "application/json")
+		code, out := harness.HTTPDo(t, "POST", s.URL+"/v1/checks/"+id+"/result", agent, []byte(`{"status":"succeeded","args":`+args+`}`), "application/json")
 		if code != 204 && code != 409 {
 			t.Fatalf("result: %d %s", code, out)
 		}
@@ -159,14 +161,14 @@ func TestTraceCheckerCatchesFromTheBundleAlone(t *testing.T) {
 
 	// After a lock: allowed, then the agent was stopped, then it ran.
 	locked := check("fs.read", `{"path":"plan.txt"}`)
-	if code, out := httpDo(t, "POST", s.URL+"/v1/locks", admin, []byte(`{"tenant":"acme","target":{"agent":"builder"},"reason":"incident"}`), "application/json"); code != 201 {
+	if code, out := harness.HTTPDo(t, "POST", s.URL+"/v1/locks", admin, []byte(`{"tenant":"acme","target":{"agent":"builder"},"reason":"incident"}`), "application/json"); code != 201 {
 		t.Fatalf("lock: %d %s", code, out)
 	}
 	result(locked["id"].(string), `{"path":"plan.txt"}`)
 
-	sealedCheckpoint(t, s, admin, auditSize(t, s, admin))
+	harness.SealedCheckpoint(t, s, admin, harness.AuditSize(t, s, admin))
 	bundle := filepath.Join(t.TempDir(), "bundle")
-	if r := rein(t, s.clientEnv(admin), "audit", "export", "--out", bundle); r.code != 0 {
+	if r := harness.Rein(t, s.ClientEnv(admin), "audit", "export", "--out", bundle); r.Code != 0 {
 		t.Fatalf("export: %s", r)
 	}
 	f, err := os.Open(filepath.Join(bundle, "entries.ndjson"))

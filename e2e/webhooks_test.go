@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/e2e/internal/harness"
+
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -85,26 +87,26 @@ func TestWebhooks(t *testing.T) {
 	}()
 
 	cfg := filepath.Join(t.TempDir(), "rein.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`webhooks:
+	harness.WriteFile(t, cfg, fmt.Sprintf(`webhooks:
   - {name: ok, url: %q, secret: %q}
   - {name: flaky, url: %q, secret: %q, backoff: 50ms}
   - {name: slack, url: %q, format: slack, events: [approval.created]}
   - {name: hanging, url: %q, secret: %q, events: [decision], timeout: 30s}
 `, ok.srv.URL, secret, flaky.srv.URL, secret, slack.srv.URL, hanging.srv.URL, secret))
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, pol, locksPolicy)
+	harness.WriteFile(t, pol, locksPolicy)
 	data := t.TempDir()
-	e := newApprovalEnv(t, data)
-	e.s.stop()
-	e.s = startServer(t, data, nil, "--policy", pol, "--config", cfg)
-	admin := e.s.adminKey()
+	e := harness.NewApprovalEnv(t, data)
+	e.S.Stop()
+	e.S = harness.StartServer(t, data, nil, "--policy", pol, "--config", cfg)
+	admin := e.S.AdminKey()
 
-	a := e.check("builder", "deploy", "wh1", `{"svc":"api"}`)
+	a := e.Check("builder", "deploy", "wh1", `{"svc":"api"}`)
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the approval.created webhook arrives", func() string {
+	harness.Eventually(t, 10*time.Second, "the approval.created webhook arrives", func() string {
 		for _, r := range ok.bodies() {
 			var m struct {
 				Type string
@@ -125,7 +127,7 @@ func TestWebhooks(t *testing.T) {
 		}
 		return fmt.Sprintf("%d deliveries, none for %s", len(ok.bodies()), a.Approval.ID)
 	})
-	eventually(t, 10*time.Second, "the flaky receiver gets it on the third attempt", func() string {
+	harness.Eventually(t, 10*time.Second, "the flaky receiver gets it on the third attempt", func() string {
 		for _, r := range flaky.bodies() {
 			if strings.Contains(string(r.body), a.Approval.ID) {
 				if err := wh.Verify(r.body, r.header); err != nil {
@@ -139,7 +141,7 @@ func TestWebhooks(t *testing.T) {
 	// The receiver answers before the attempt is written to the delivery
 	// log: wait for the log to hold the third attempt.
 	var flakyTries []string
-	eventually(t, 10*time.Second, "the delivery log holds the flaky receiver's three attempts", func() string {
+	harness.Eventually(t, 10*time.Second, "the delivery log holds the flaky receiver's three attempts", func() string {
 		var log []struct {
 			Target    string
 			Attempt   int
@@ -147,7 +149,7 @@ func TestWebhooks(t *testing.T) {
 			Delivered bool
 			EventType string `json:"event_type"`
 		}
-		getJSON(t, e.s.URL+"/v1/webhooks/deliveries?limit=500", admin, &log)
+		harness.GetJSON(t, e.S.URL+"/v1/webhooks/deliveries?limit=500", admin, &log)
 		flakyTries = nil
 		for i := len(log) - 1; i >= 0; i-- {
 			if l := log[i]; l.Target == "flaky" && l.EventType == "approval.created" {
@@ -162,7 +164,7 @@ func TestWebhooks(t *testing.T) {
 	if strings.Join(flakyTries, " ") != "1:500 2:500 3:200" {
 		t.Errorf("delivery log for the flaky receiver: %v", flakyTries)
 	}
-	eventually(t, 10*time.Second, "the Slack message arrives", func() string {
+	harness.Eventually(t, 10*time.Second, "the Slack message arrives", func() string {
 		for _, r := range slack.bodies() {
 			var m struct {
 				Text   string
@@ -180,7 +182,7 @@ func TestWebhooks(t *testing.T) {
 	// The hanging receiver holds every decision it is sent; checks go on.
 	start := time.Now()
 	for i := range 20 {
-		if a := e.check("builder", "fs.read", "wh2", fmt.Sprintf(`{"path":"f%d"}`, i)); a.Decision != "allow" {
+		if a := e.Check("builder", "fs.read", "wh2", fmt.Sprintf(`{"path":"f%d"}`, i)); a.Decision != "allow" {
 			t.Fatalf("check %d: %+v", i, a)
 		}
 	}
@@ -193,7 +195,7 @@ func TestWebhooks(t *testing.T) {
 	hold = nil
 	start = time.Now()
 	for i := range 20 {
-		if a := e.check("builder", "fs.read", "wh3", fmt.Sprintf(`{"path":"f%d"}`, i)); a.Decision != "allow" {
+		if a := e.Check("builder", "fs.read", "wh3", fmt.Sprintf(`{"path":"f%d"}`, i)); a.Decision != "allow" {
 			t.Fatalf("check %d: %+v", i, a)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
 const workflowsPolicy = `version: 1
@@ -26,14 +28,14 @@ rules:
 // approve, escalation before its time, a delegation to the requester and a
 // delegation chain.
 func TestApprovalWorkflowsE2E(t *testing.T) {
-	e := newApprovalEnvWith(t, t.TempDir(), workflowsPolicy)
-	cli := func(who string, args ...string) result {
+	e := harness.NewApprovalEnvWith(t, t.TempDir(), workflowsPolicy)
+	cli := func(who string, args ...string) harness.Result {
 		t.Helper()
-		return rein(t, e.s.clientEnv(e.keys[who]), args...)
+		return harness.Rein(t, e.S.ClientEnv(e.Keys[who]), args...)
 	}
 	asked := func(tool, session, args string) string {
 		t.Helper()
-		a := e.check("builder", tool, session, args)
+		a := e.Check("builder", tool, session, args)
 		if a.Decision != "ask" || a.Approval == nil {
 			t.Fatalf("%s %s in %s: %+v", tool, args, session, a)
 		}
@@ -41,12 +43,12 @@ func TestApprovalWorkflowsE2E(t *testing.T) {
 	}
 	decision := func(tool, session, args string) string {
 		t.Helper()
-		return e.check("builder", tool, session, args).Decision
+		return e.Check("builder", tool, session, args).Decision
 	}
 
 	t.Run("session grant", func(t *testing.T) {
 		id := asked("deploy", "s1", `{"env":"staging"}`)
-		if r := cli("alice", "approve", id, "--grant", "session"); r.code != 0 {
+		if r := cli("alice", "approve", id, "--grant", "session"); r.Code != 0 {
 			t.Fatalf("rein approve --grant session: %s", r)
 		}
 		for i := range 3 {
@@ -57,14 +59,14 @@ func TestApprovalWorkflowsE2E(t *testing.T) {
 		if d := decision("deploy", "s2", `{"env":"staging"}`); d != "ask" {
 			t.Fatalf("the session grant used from another session: %s", d)
 		}
-		if r := cli("alice", "approve", asked("deploy", "s1", `{"env":"x"}`), "--grant", "1h"); r.code == 0 {
+		if r := cli("alice", "approve", asked("deploy", "s1", `{"env":"x"}`), "--grant", "1h"); r.Code == 0 {
 			t.Fatalf("a grant the rule does not permit: %s", r)
 		}
 	})
 
 	t.Run("window grant", func(t *testing.T) {
 		id := asked("deploy", "s3", `{"env":"qa"}`)
-		if r := cli("alice", "approve", id, "--grant", "2s"); r.code != 0 {
+		if r := cli("alice", "approve", id, "--grant", "2s"); r.Code != 0 {
 			t.Fatalf("rein approve --grant 2s: %s", r)
 		}
 		if d := decision("deploy", "s3", `{"env":"qa"}`); d != "allow" {
@@ -82,25 +84,25 @@ func TestApprovalWorkflowsE2E(t *testing.T) {
 	t.Run("batch with an action the approver may not approve", func(t *testing.T) {
 		var ids []string
 		for _, c := range []struct{ tool, args string }{{"pay", `{"amount":5}`}, {"deploy", `{"env":"batch"}`}} {
-			code, body := httpDo(t, "POST", e.s.URL+"/v1/check", e.keys["builder"],
+			code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/check", e.Keys["builder"],
 				[]byte(`{"tool":"`+c.tool+`","session":"s5","batch":"turn-7","args":`+c.args+`}`), "application/json")
-			var a answer
+			var a harness.Answer
 			if code != 200 || json.Unmarshal(body, &a) != nil || a.Approval == nil {
 				t.Fatalf("check in the batch: %d %s", code, body)
 			}
 			ids = append(ids, a.Approval.ID)
 		}
-		if r := cli("carol", "approve", "--batch", "turn-7"); r.code == 0 || !strings.Contains(r.stderr, "no vote of the batch was recorded") {
+		if r := cli("carol", "approve", "--batch", "turn-7"); r.Code == 0 || !strings.Contains(r.Stderr, "no vote of the batch was recorded") {
 			t.Fatalf("finance approving a batch with a deploy: %s", r)
 		}
 		for _, id := range ids {
 			var a struct{ Votes []any }
-			getJSON(t, e.s.URL+"/v1/approvals/"+id, e.keys["alice"], &a)
+			harness.GetJSON(t, e.S.URL+"/v1/approvals/"+id, e.Keys["alice"], &a)
 			if len(a.Votes) != 0 {
 				t.Fatalf("a refused batch recorded votes on %s: %v", id, a.Votes)
 			}
 		}
-		if r := cli("bob", "approve", "--batch", "turn-7", "--message", "both fine"); r.code != 0 {
+		if r := cli("bob", "approve", "--batch", "turn-7", "--message", "both fine"); r.Code != 0 {
 			t.Fatalf("an approver eligible for the whole batch: %s", r)
 		}
 		if d := decision("pay", "s5", `{"amount":5}`); d != "allow" {
@@ -110,41 +112,41 @@ func TestApprovalWorkflowsE2E(t *testing.T) {
 
 	t.Run("escalation", func(t *testing.T) {
 		id := asked("restart", "s6", `{"svc":"api"}`)
-		if code, body := e.vote("alice", id, "approve", ""); code != 403 {
+		if code, body := e.Vote("alice", id, "approve", ""); code != 403 {
 			t.Fatalf("on-call before the escalation: %d %v", code, body)
 		}
 		time.Sleep(2200 * time.Millisecond)
-		if code, body := e.vote("alice", id, "approve", ""); code != 200 || body["status"] != "approved" {
+		if code, body := e.Vote("alice", id, "approve", ""); code != 200 || body["status"] != "approved" {
 			t.Fatalf("on-call after the escalation: %d %v", code, body)
 		}
 	})
 
 	t.Run("delegation", func(t *testing.T) {
-		if r := cli("alice", "delegate", "--to", "builder", "--for", "1h"); r.code == 0 {
+		if r := cli("alice", "delegate", "--to", "builder", "--for", "1h"); r.Code == 0 {
 			t.Fatalf("a delegation to the requester: %s", r)
 		}
-		if r := cli("alice", "delegate", "--to", "alice", "--for", "1h"); r.code == 0 {
+		if r := cli("alice", "delegate", "--to", "alice", "--for", "1h"); r.Code == 0 {
 			t.Fatalf("a delegation to oneself: %s", r)
 		}
 		// carol (finance) -> alice (on-call) -> dave: dave gets alice's own
 		// eligibility only, never carol's through alice.
-		code, body := httpDo(t, "POST", e.s.URL+"/v1/keys", e.s.adminKey(), []byte(`{"name":"dave","tenant":"acme","roles":["approver"],"groups":["ops"]}`), "application/json")
+		code, body := harness.HTTPDo(t, "POST", e.S.URL+"/v1/keys", e.S.AdminKey(), []byte(`{"name":"dave","tenant":"acme","roles":["approver"],"groups":["ops"]}`), "application/json")
 		var created struct{ Key string }
 		if code != 201 || json.Unmarshal(body, &created) != nil {
 			t.Fatalf("create dave: %d %s", code, body)
 		}
-		e.keys["dave"] = created.Key
-		if r := cli("carol", "delegate", "--to", "alice", "--for", "1h", "--reason", "holiday"); r.code != 0 {
+		e.Keys["dave"] = created.Key
+		if r := cli("carol", "delegate", "--to", "alice", "--for", "1h", "--reason", "holiday"); r.Code != 0 {
 			t.Fatalf("carol delegates to alice: %s", r)
 		}
-		if r := cli("alice", "delegate", "--to", "dave", "--for", "1h"); r.code != 0 {
+		if r := cli("alice", "delegate", "--to", "dave", "--for", "1h"); r.Code != 0 {
 			t.Fatalf("alice delegates to dave: %s", r)
 		}
 		id := asked("pay", "s7", `{"amount":7}`)
-		if code, body := e.vote("dave", id, "approve", ""); code != 403 {
+		if code, body := e.Vote("dave", id, "approve", ""); code != 403 {
 			t.Fatalf("a delegation chain: %d %v", code, body)
 		}
-		code, voted := e.vote("alice", id, "approve", "")
+		code, voted := e.Vote("alice", id, "approve", "")
 		if code != 200 || voted["status"] != "approved" {
 			t.Fatalf("alice for carol: %d %v", code, voted)
 		}
@@ -157,17 +159,17 @@ func TestApprovalWorkflowsE2E(t *testing.T) {
 	// Last: a grant used after the policy denies the action.
 	t.Run("grant after the policy denies", func(t *testing.T) {
 		id := asked("deploy", "s8", `{"env":"dev"}`)
-		if r := cli("alice", "approve", id, "--grant", "session"); r.code != 0 {
+		if r := cli("alice", "approve", id, "--grant", "session"); r.Code != 0 {
 			t.Fatalf("approve: %s", r)
 		}
 		if d := decision("deploy", "s8", `{"env":"dev"}`); d != "allow" {
 			t.Fatalf("before the policy change: %s", d)
 		}
 		stricter := workflowsPolicy + "  - {id: no-dev, when: 'tool == \"deploy\" && args.env == \"dev\"', decision: deny}\n"
-		if code, body := httpDo(t, "PUT", e.s.URL+"/v1/policy", e.s.adminKey(), []byte(stricter), "application/yaml"); code != 200 {
+		if code, body := harness.HTTPDo(t, "PUT", e.S.URL+"/v1/policy", e.S.AdminKey(), []byte(stricter), "application/yaml"); code != 200 {
 			t.Fatalf("push: %d %s", code, body)
 		}
-		if a := e.check("builder", "deploy", "s8", `{"env":"dev"}`); a.Decision != "deny" {
+		if a := e.Check("builder", "deploy", "s8", `{"env":"dev"}`); a.Decision != "deny" {
 			t.Fatalf("a session grant after the policy denies: %+v", a)
 		}
 	})
