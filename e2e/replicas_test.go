@@ -61,7 +61,7 @@ func TestReplicasShareChanges(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream := subscribe(t, ctx, b.URL, alice, "")
+	stream := harness.Subscribe(t, ctx, b.URL, alice, "")
 
 	var took []time.Duration
 	for i := range 5 {
@@ -71,8 +71,8 @@ func TestReplicasShareChanges(t *testing.T) {
 	if took[2] > 300*time.Millisecond {
 		t.Errorf("waiters on B woke %v after approvals on A (median %v); a notification should take milliseconds, polling up to a second", took, took[2])
 	}
-	waitEvent(t, stream, "approval.created", func(e sseEvent) bool { return e.Data["tenant"] == "acme" })
-	waitEvent(t, stream, "approval.updated", func(e sseEvent) bool { return e.Data["status"] == "approved" })
+	harness.WaitEvent(t, stream, "approval.created", func(e harness.SSEEvent) bool { return e.Data["tenant"] == "acme" })
+	harness.WaitEvent(t, stream, "approval.updated", func(e harness.SSEEvent) bool { return e.Data["status"] == "approved" })
 
 	// A lock set on A stops checks on B.
 	var lock struct{ ID string }
@@ -89,7 +89,7 @@ func TestReplicasShareChanges(t *testing.T) {
 		return ""
 	})
 	t.Logf("lock on A in force on B after %v", time.Since(locked))
-	waitEvent(t, stream, "lock.updated", func(e sseEvent) bool { return e.Data["id"] == lock.ID })
+	harness.WaitEvent(t, stream, "lock.updated", func(e harness.SSEEvent) bool { return e.Data["id"] == lock.ID })
 	if code, body := harness.HTTPDo(t, "DELETE", a.URL+"/v1/locks/"+lock.ID, acmeAdmin, nil, ""); code != 200 {
 		t.Fatalf("unlock: %d %s", code, body)
 	}
@@ -238,11 +238,11 @@ func TestReplicaStreamSeesOthersLongAfterStart(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream := subscribe(t, ctx, b.URL, alice, "")
+	stream := harness.Subscribe(t, ctx, b.URL, alice, "")
 	time.Sleep(200 * time.Millisecond) // the announcement reaches A
 	var got harness.Answer
 	if code := harness.PostJSON(t, a.URL+"/v1/check", builder, `{"tool":"deploy","args":{"n":1}}`, &got); code != 200 || got.Decision != "ask" {
 		t.Fatalf("check on A: %d %+v", code, got)
 	}
-	waitEvent(t, stream, "decision", func(e sseEvent) bool { return e.Data["id"] == got.ID })
+	harness.WaitEvent(t, stream, "decision", func(e harness.SSEEvent) bool { return e.Data["id"] == got.ID })
 }

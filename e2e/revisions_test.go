@@ -38,11 +38,11 @@ type editRace struct {
 	*harness.ApprovalEnv
 	mail  *mailpit
 	slack *slackAPI
-	push  *testPushService
+	push  *harness.PushService
 }
 
 func startEditRace(t *testing.T) *editRace {
-	r := &editRace{mail: startMailpit(t), slack: &slackAPI{t: t}, push: newTestPushService(t)}
+	r := &editRace{mail: startMailpit(t), slack: &slackAPI{t: t}, push: harness.NewPushService(t)}
 	fake := httptest.NewServer(r.slack)
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
@@ -71,7 +71,7 @@ slack:
 push:
   subject: mailto:ops@example.com
   services: [%q]
-`, addr, r.mail.smtp, slackBotToken, slackSecret, fake.URL, r.push.srv.URL+"/push/"))
+`, addr, r.mail.smtp, slackBotToken, slackSecret, fake.URL, r.push.HTTP.URL+"/push/"))
 	s := harness.StartServer(t, filepath.Join(dir, "data"), nil, "--policy", pol, "--config", cfg, "--listen", addr)
 	r.ApprovalEnv = &harness.ApprovalEnv{T: t, S: s, Keys: map[string]string{}}
 	for _, k := range []struct{ name, roles, groups string }{
@@ -99,8 +99,8 @@ push:
 	if err != nil {
 		t.Fatalf("rein's VAPID key %q: %v", info.PublicKey, err)
 	}
-	r.push.vapid = func() *ecdsa.PublicKey { return pub }
-	dev := r.push.device("carol-phone")
+	r.push.VAPID = func() *ecdsa.PublicKey { return pub }
+	dev := r.push.Device("carol-phone")
 	body, _ := json.Marshal(map[string]any{"endpoint": dev["endpoint"], "keys": map[string]string{"p256dh": dev["p256dh"], "auth": dev["auth"]}, "label": "carol's phone"})
 	if code, b := harness.HTTPDo(t, "POST", s.URL+"/v1/push/subscriptions", r.Keys["carol"], body, "application/json"); code != 201 {
 		t.Fatalf("subscribe carol's phone: %d %s", code, b)
@@ -264,7 +264,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 	if slackButton != id+"@1" || first(slackWillRun, slackBefore) != "1" || !strings.Contains(willRun(slackBefore), "acct-a") {
 		t.Fatalf("the Slack message before the edit (button %q): %s", slackButton, slackBefore)
 	}
-	pushed, err := r.push.next("carol-phone", "approval", 15*time.Second)
+	pushed, err := r.push.Next("carol-phone", "approval", 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestEditRaceEverySurface(t *testing.T) {
 		Renotify  bool
 	}
 	harness.Eventually(t, 15*time.Second, "the push of the edit", func() string {
-		m, err := r.push.next("carol-phone", "approval", 5*time.Second)
+		m, err := r.push.Next("carol-phone", "approval", 5*time.Second)
 		if err != nil {
 			return err.Error()
 		}
