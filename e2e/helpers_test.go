@@ -7,6 +7,4 @@ import (
 	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(harness.Main(m, func() { moduleRoot = harness.ModuleRoot }))
-}
+func TestMain(m *testing.M) { os.Exit(harness.Main(m, nil)) }
