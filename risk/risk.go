@@ -126,7 +126,13 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 			webCall = true
 			f, ts := ClassifyURL(raw)
 			if s.Resolve && env.Lookup != nil && f.IP == "" && f.Host != "" && !f.Private {
-				f, ts = resolved(f, ts, env.Lookup(f.Host))
+				addrs := env.Lookup(f.Host)
+				if len(addrs) == 0 {
+					// Fail closed: a name rein could not resolve (no answer,
+					// an error, past the time limit) is not known public.
+					ts = append(ts, "url.unresolved")
+				}
+				f, ts = resolved(f, ts, addrs)
 			}
 			addURL(f)
 			return ts

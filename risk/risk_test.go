@@ -191,8 +191,8 @@ func TestAssessResolve(t *testing.T) {
 		{"web.get", "https://intranet.example.com/", "url,url.private", "10.1.2.3"},
 		{"web.get", "https://meta.example.com/", "url,url.metadata,url.private", "169.254.169.254"},
 		{"web.get", "https://www.example.com/", "url", "93.184.216.34"},
-		{"web.get", "https://unknown.example.com/", "url", ""},
-		{"web.raw", "https://intranet.example.com/", "url", ""}, // resolve is off for web.raw
+		{"web.get", "https://unknown.example.com/", "url,url.unresolved", ""}, // fail closed
+		{"web.raw", "https://intranet.example.com/", "url", ""},               // resolve is off for web.raw
 	}
 	for _, c := range cases {
 		a := Assess(c.tool, map[string]any{"url": c.url}, env)

@@ -133,7 +133,7 @@ func judgeHost(host string) (ip string, private, metadata bool) {
 			return "", true, false
 		}
 	}
-	if !publicTLD(name) || loopbackAlias(name) {
+	if !publicTLD(name) || loopbackAlias(name) || rebindingService(name) {
 		return "", true, false
 	}
 	for _, a := range embeddedIPv4(name) {
@@ -175,33 +175,77 @@ func loopbackAlias(name string) bool {
 	return false
 }
 
-// embeddedIPv4 finds an IPv4 address written into a DNS name, as wildcard
-// DNS services answer for any name (nip.io, sslip.io, xip.io, traefik.me and
-// their many copies): four dotted decimal labels (`10.0.0.1.nip.io`,
-// `app.169.254.169.254.sslip.io`), or one label of four dash-separated
-// numbers (`10-0-0-1.nip.io`, `app-127-0-0-1.sslip.io`) or of eight hex
-// digits (`7f000001.nip.io`). Such a name resolves to one of them (which
-// one depends on the service), so it is judged by every one.
+// embeddedIPv4 finds the addresses written into a DNS name, as wildcard
+// DNS and rebinding services answer for any name (nip.io, sslip.io, xip.io,
+// traefik.me, rbndr.us, 1u.ms and their many copies), each of which
+// resolves to one of them (which one depends on the service, or on the
+// moment for a rebinding service), so the name is judged by every one:
+//   - four numbers in a row, the labels and dash-separated parts read as
+//     one sequence (`10.0.0.1.nip.io`, `app.169.254.169.254.sslip.io`,
+//     `10-0-0-1.nip.io`, `make-1.2.3.4-rebind-127.0.0.1-rr.1u.ms`), each
+//     number read as decimal and as a resolver reads it (`0177` octal);
+//   - eight hex digits, as a label or a dash-separated part
+//     (`7f000001.nip.io`, `app-7f000001.nip.io`, `7f000001.c0a80001.rbndr.us`);
+//   - an IPv6 address written with dashes for colons in a label, whole or
+//     after a prefix and a dash (`--1.sslip.io`, `fe80--1.sslip.io`,
+//     `2a01-4f8-c17-b8f--2.sslip.io`, `app---1.sslip.io`).
+//
+// The name is embeddedIPv4's for history: IPv6 addresses are among them.
 func embeddedIPv4(name string) []netip.Addr {
 	var out []netip.Addr
-	quads := func(parts []string) {
-		for i := 0; i+4 <= len(parts); i++ {
-			if a, err := netip.ParseAddr(strings.Join(parts[i:i+4], ".")); err == nil && a.Is4() {
+	labels := strings.Split(name, ".")
+	var parts []string
+	for _, l := range labels {
+		parts = append(parts, strings.Split(l, "-")...)
+	}
+	for i := 0; i+4 <= len(parts); i++ {
+		q := strings.Join(parts[i:i+4], ".")
+		if a, err := netip.ParseAddr(q); err == nil && a.Is4() {
+			out = append(out, a)
+		}
+		if strings.Trim(q, "0123456789.") == "" {
+			if a, ok := parseIPv4(q); ok {
 				out = append(out, a)
 			}
 		}
 	}
-	labels := strings.Split(name, ".")
-	quads(labels)
-	for _, l := range labels {
-		quads(strings.Split(l, "-"))
-		if len(l) == 8 {
-			if b, err := hex.DecodeString(l); err == nil {
+	for _, p := range parts {
+		if len(p) == 8 {
+			if b, err := hex.DecodeString(p); err == nil {
 				out = append(out, netip.AddrFrom4([4]byte(b)))
 			}
 		}
 	}
+	for _, l := range labels {
+		if !strings.Contains(l, "--") && strings.Count(l, "-") < 7 {
+			continue
+		}
+		for i := -1; i < len(l); i++ {
+			if i >= 0 && l[i] != '-' {
+				continue
+			}
+			if a, err := netip.ParseAddr(strings.ReplaceAll(l[i+1:], "-", ":")); err == nil && a.Is6() {
+				out = append(out, unwrap(a))
+			}
+		}
+	}
 	return out
+}
+
+// rebindingServices answer with addresses that change from one lookup to
+// the next (DNS rebinding test services: rbndr.us, taviso/rbndr; 1u.ms,
+// neex/1u.ms; rebind.it, NCC Group's Singularity; rebind.network,
+// brannondorsey/whonow), so a check made now says nothing about where a
+// connection goes later: every name below them is private.
+var rebindingServices = []string{"rbndr.us", "1u.ms", "rebind.it", "rebind.network"}
+
+func rebindingService(name string) bool {
+	for _, d := range rebindingServices {
+		if name == d || strings.HasSuffix(name, "."+d) {
+			return true
+		}
+	}
+	return false
 }
 
 // localNames are the loopback and local names the hosts files of common
