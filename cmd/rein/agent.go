@@ -34,6 +34,9 @@ type agentCLI struct {
 	settings    []string // harmless configuration of the CLI
 	defaults    []string // KEY=VALUE set inside unless the caller set KEY
 	baseURL     string   // the variable naming the model endpoint
+	// baseConfig, for a CLI that takes its endpoint from a file rather than
+	// the variable, is that file inside and its content for url.
+	baseConfig func(url string) (path string, content []byte)
 }
 
 // agentCLIs are the agent CLIs rein run recognises by their executable's
@@ -52,7 +55,12 @@ var agentCLIs = []agentCLI{
 	{name: "codex",
 		credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 		settings:    []string{"OPENAI_ORGANIZATION", "OPENAI_PROJECT"},
-		baseURL:     "OPENAI_BASE_URL"},
+		baseURL:     "OPENAI_BASE_URL",
+		// Codex reads its endpoint from its configuration, not from the
+		// variable: rein run writes it there (read only inside).
+		baseConfig: func(url string) (string, []byte) {
+			return "/home/agent/.codex/config.toml", []byte("openai_base_url = " + strconv.Quote(url) + "\n")
+		}},
 }
 
 // agentOf is the agent CLI that command runs, or nil.
@@ -86,6 +94,9 @@ type agentRun struct {
 	// caller configured, reached from inside at 127.0.0.1:endpointPort;
 	// "" when the model is reached through the egress proxy.
 	endpoint string
+	// baseURL is the endpoint's URL as the CLI inside uses it ("" when the
+	// caller named none).
+	baseURL string
 }
 
 // wireAgent decides, from the caller's environment, what passes into a
@@ -126,7 +137,7 @@ func wireAgent(cli *agentCLI, environ []string) (agentRun, error) {
 	if err != nil {
 		return r, fmt.Errorf("%s: %v", cli.baseURL, err)
 	}
-	r.endpoint = endpoint
+	r.endpoint, r.baseURL = endpoint, inside
 	r.pass = append(r.pass, cli.baseURL+"="+inside)
 	return r, nil
 }
@@ -238,6 +249,14 @@ func containAgent(command, environ []string, dir, sockDir string, c *client.Clie
 	}
 	out.pass = r.pass
 	out.record = agentRecord{Agent: cli.name, Credentials: r.credentials, ModelEndpoint: r.endpoint}
+	if cli.baseConfig != nil && r.baseURL != "" {
+		dst, content := cli.baseConfig(r.baseURL)
+		src := filepath.Join(dir, cli.name+"-"+filepath.Base(dst))
+		if err := os.WriteFile(src, content, 0o644); err != nil {
+			return nil, err
+		}
+		out.files = append(out.files, sandbox.File{Src: src, Dst: dst})
+	}
 	listen := func(name string) (net.Listener, string, error) {
 		sock := filepath.Join(sockDir, name)
 		l, err := net.Listen("unix", sock)
@@ -275,7 +294,7 @@ func containAgent(command, environ []string, dir, sockDir string, c *client.Clie
 	}
 	go serveRelay(l, &hookRelay{c: c, session: session})
 	out.forward = append(out.forward, sandbox.Forward{Port: relayPort, Socket: sock})
-	out.files = files
+	out.files = append(out.files, files...)
 	out.record.Hooks = true
 	return out, nil
 }

@@ -271,3 +271,60 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 		t.Errorf("rein run wrote into the workspace's .claude: %v", entries)
 	}
 }
+
+// TestCodexContained is TestClaudeCodeContained for the real Codex CLI
+// (`codex exec`, its own sandbox off, no hooks): its credential
+// (OPENAI_API_KEY) passes and its model endpoint on this machine
+// (OPENAI_BASE_URL) is forwarded; a credential read fails at the OS level,
+// a private address is not reached, and a C build with make in the
+// workspace works.
+func TestCodexContained(t *testing.T) {
+	t.Parallel()
+	e := startRein(t, agentPolicy)
+	home, ws := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"CANARY-home-codex-7f3a"}`)
+	writeFile(t, filepath.Join(ws, ".env"), "CANARY-ws-env-7f3a\n")
+	writeFile(t, filepath.Join(ws, "Makefile"), "app: main.c\n\tcc -o app main.c\n")
+	writeFile(t, filepath.Join(ws, "main.c"), "#include <stdio.h>\nint main(void) { puts(\"built and ran\"); return 0; }\n")
+	private, reached := privateListener(t)
+	m := harness.NewModelStandIn(t,
+		"cat "+filepath.Join(home, ".codex", "auth.json")+"; echo read-home-exit=$?; cat .env; echo read-env-exit=$?",
+		"curl -sS -m 10 http://"+private+"/; echo direct-exit=$?; curl -sSf -m 10 --noproxy '' -x http://127.0.0.1:3128 http://"+private+"/; echo proxied-exit=$?",
+		// Codex waits 30s at most for a command, less than a first Go
+		// build takes on a busy machine: a C build with make.
+		"make 2>&1 && ./app 2>&1; echo build-exit=$?",
+	)
+	env := append(e.s.ClientEnv(e.keys["builder"]), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"OPENAI_BASE_URL="+m.URL+"/v1", "OPENAI_API_KEY=sk-e2e-stand-in", "GITHUB_TOKEN=CANARY-env-gh-7f3a")
+	r := reinRun(t, env, "", "run", "--workspace", ws, "--session", "codex-walls", "--",
+		harness.AgentBinary(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-m", "gpt-5-codex", "do the scripted task")
+	results := m.Results()
+	t.Logf("rein run: %s\nmodel requests: %v\ntool results:\n%s", r, m.Requests(), strings.Join(results, "\n---\n"))
+	if r.Code != 0 {
+		t.Fatalf("rein run -- codex: exit %d", r.Code)
+	}
+	if len(results) != 3 {
+		t.Fatalf("Codex sent back %d tool results, want one for each of the 3 scripted calls", len(results))
+	}
+	if strings.Contains(strings.Join(results, "\n")+r.Stdout+r.Stderr, "CANARY") {
+		t.Errorf("a canary reached the agent or its output")
+	}
+	for _, w := range []struct {
+		k    int
+		want string
+	}{{0, "No such file or directory"}, {0, "read-home-exit=1"}, {0, "Permission denied"}, {0, "read-env-exit=1"},
+		{1, "direct-exit=7"}, {1, "proxied-exit=22"}, {2, "built and ran"}, {2, "build-exit=0"}} {
+		if !strings.Contains(results[w.k], w.want) {
+			t.Errorf("tool result %d lacks %q:\n%s", w.k+1, w.want, results[w.k])
+		}
+	}
+	if reached.Load() != 0 {
+		t.Errorf("the private address was reached (%d connections)", reached.Load())
+	}
+	data := sandboxStarted(t, e, "codex-walls")
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(m.URL, "http://"))
+	if data["agent"] != "codex" || data["hooks"] != false || fmt.Sprint(data["credentials"]) != "[OPENAI_API_KEY]" ||
+		data["model_endpoint"] != "127.0.0.1:"+port {
+		t.Errorf("sandbox.started says %v", data)
+	}
+}

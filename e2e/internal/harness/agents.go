@@ -250,7 +250,9 @@ func (m *ModelStandIn) responses(w http.ResponseWriter, body []byte) {
 			var args any
 			switch t.Name {
 			case "exec_command":
-				args = map[string]any{"cmd": m.commands[n]}
+				// As long as a command may take on a busy machine (Codex
+				// caps it at its own maximum).
+				args = map[string]any{"cmd": m.commands[n], "yield_time_ms": 300000}
 			case "shell_command":
 				args = map[string]any{"command": m.commands[n]}
 			case "shell":
