@@ -205,10 +205,11 @@ func (s *shellScan) script(src string, depth int) {
 // a command run in the background. X='rm -rf ~'; (X=ls); $X runs rm: a
 // value assigned there is not the value after it, so rein takes none.
 func uncertainAssigns(f *syntax.File) map[string]bool {
-	out := map[string]bool{}
-	var open []bool // for each node entered, whether it opened such a construct
+	var out map[string]bool
+	var buf [64]bool
+	open := buf[:0] // for each node entered, whether it opened such a construct
 	inside := 0
-	maybe := map[*syntax.Stmt]bool{} // the right sides of && and ||
+	var maybe map[*syntax.Stmt]bool // the right sides of && and ||
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if n == nil {
 			if open[len(open)-1] {
@@ -227,12 +228,18 @@ func uncertainAssigns(f *syntax.File) map[string]bool {
 			// only the right side may not run.
 			opens = n.Op == syntax.Pipe || n.Op == syntax.PipeAll
 			if !opens {
+				if maybe == nil {
+					maybe = map[*syntax.Stmt]bool{}
+				}
 				maybe[n.Y] = true
 			}
 		case *syntax.Stmt:
 			opens = n.Background || n.Coprocess || maybe[n]
 		case *syntax.Assign:
 			if inside > 0 && n.Name != nil {
+				if out == nil {
+					out = map[string]bool{}
+				}
 				out[n.Name.Value] = true
 			}
 		}
@@ -1261,8 +1268,8 @@ func (s *shellScan) judge(name string, args []shWord, c scanned, depth int) {
 				continue
 			}
 		}
-		if looksLikePath(v) && s.secret(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
-			s.tags["shell.secrets"] = true
+		if looksLikePath(v) && !slices.Contains(targets, v) && !changesOnlyMetadata[path.Base(name)] && !strings.HasPrefix(path.Base(name), "mkfs") {
+			s.readSecret(v)
 		}
 	}
 }
@@ -1356,17 +1363,17 @@ func (s *shellScan) redirects(rs []*syntax.Redirect) {
 			s.writes = append(s.writes, w.text)
 			s.wrote(w)
 		}
-		if read && w.lit && (s.secret(w.text) || w.glob && s.globSecret(w.text)) {
+		if read && w.lit && w.glob && s.globSecret(w.text) {
 			s.tags["shell.secrets"] = true
+		}
+		if read && w.lit {
+			s.readSecret(w.text)
 		}
 		if !w.lit || !looksLikePath(w.text) {
 			continue
 		}
 		t := cleanShellPath(w.text)
 		f, _ := ClassifyPath(w.text, s.workspace)
-		if f.Secret && read {
-			s.tags["shell.secrets"] = true
-		}
 		if f.ExecConfig && write {
 			s.tags["shell.exec_config"] = true
 		}

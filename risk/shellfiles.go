@@ -50,6 +50,28 @@ func secretPathIn(p, workspace string) bool {
 // secret is secretPathIn in the script's workspace.
 func (s *shellScan) secret(p string) bool { return secretPathIn(p, s.workspace) }
 
+// readSecret judges a file a command reads as a file tool's path is
+// judged: a known secret is shell.secrets; a path secret only by the
+// closed world (unlisted: outside the workspace and not known public, a
+// private system place, a hidden name in a home) is shell.unlisted, which
+// the sample policy sends to a person as it does an unlisted fs.read. It
+// reports whether the path is either.
+func (s *shellScan) readSecret(p string) bool {
+	if p == "" {
+		return false
+	}
+	f, _ := ClassifyPath(p, s.workspace)
+	switch {
+	case !f.Secret:
+		return false
+	case f.Unlisted:
+		s.tags["shell.unlisted"] = true
+	default:
+		s.tags["shell.secrets"] = true
+	}
+	return true
+}
+
 // execConfigPath reports a path whose writing arms later execution
 // (ClassifyPath's answer).
 func execConfigPath(p string) bool {
@@ -262,7 +284,9 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 		}
 		recursive := u.caps&capRecurse != 0
 		inside := s.insideWorkspace(w.text)
-		if s.secret(w.text) || w.glob && s.globSecret(w.text) || recursive && !inside && reachesSecrets(w.text, s.workspace) {
+		if !w.glob && !recursive && s.readSecret(w.text) {
+			ro = false
+		} else if s.secret(w.text) || w.glob && s.globSecret(w.text) || recursive && !inside && reachesSecrets(w.text, s.workspace) {
 			s.tags["shell.secrets"] = true
 			ro = false
 		} else if recursive && !u.included && !inside {
