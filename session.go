@@ -64,6 +64,9 @@ type SandboxStart struct {
 	Hooks         bool     `json:"hooks,omitempty"`
 	Credentials   []string `json:"credentials,omitempty"`
 	ModelEndpoint string   `json:"model_endpoint,omitempty"`
+	// Resolver is the DNS server (host:port) rein run's egress proxy
+	// resolves allowed names with, "" for the system's.
+	Resolver string `json:"resolver,omitempty"`
 }
 
 // SandboxEnd is what rein run says when the contained command ended.

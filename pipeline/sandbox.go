@@ -40,6 +40,9 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 		Workspace: st.Workspace, Command: st.Command, Features: st.Features, KeyID: key.ID, StartedAt: now}
 	data := map[string]any{"session": id, "profile": prof.Name, "policy_version": version, "read": prof.Read, "env": prof.Env,
 		"workspace": st.Workspace, "command": st.Command, "features": st.Features, "fs": sb.FS, "net": sb.Net}
+	if st.Resolver != "" {
+		data["resolver"] = st.Resolver
+	}
 	if st.Agent != "" {
 		credentials := st.Credentials
 		if credentials == nil {

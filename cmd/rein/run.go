@@ -72,7 +72,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	fs := flags(e, "rein run", commandNamed("run"))
 	newClient := clientFlags(e, fs)
 	profile := fs.String("profile", "coding", "a containment profile of the policy in force (rein answers with what it reads and passes)")
-	resolver := fs.String("resolver", os.Getenv("REIN_RESOLVER"), "the DNS server (host:port) the egress proxy resolves allowed names with, e.g. your corporate resolver (default $REIN_RESOLVER, else the system's)")
+	resolver := fs.String("resolver", e.getenv("REIN_RESOLVER"), "the DNS server (host:port) the egress proxy resolves allowed names with, e.g. your corporate resolver (default $REIN_RESOLVER, else the system's)")
 	workspace := fs.String("workspace", "", "the directory the command may read and write (default: the current directory)")
 	session := fs.String("session", "", "the rein session the run's checks belong to (default: a new one)")
 	hooks := fs.Bool("hooks", true, "wire the hooks of a Claude Code (claude) COMMAND to rein, in the run's session (--hooks=false: containment only)")
@@ -187,7 +187,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	// profile applied is the one rein answers with (the policy's).
 	prof, err := startContained(ctx, c, *session, client.SandboxStart{Profile: *profile, Workspace: ws, Command: command,
 		Features: features.String(), Agent: agent.record.Agent, Hooks: agent.record.Hooks, Credentials: agent.record.Credentials,
-		ModelEndpoint: agent.record.ModelEndpoint})
+		ModelEndpoint: agent.record.ModelEndpoint, Resolver: *resolver})
 	if err != nil {
 		return fail(e, "rein run", err)
 	}

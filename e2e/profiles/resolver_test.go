@@ -217,6 +217,15 @@ rules:
 	if c := e.checks(t, "dns-2")[fmt.Sprintf("api.metadata-cdn.com:%d", port)]; c.Result == nil || c.Result.Address != "169.254.169.254" {
 		t.Errorf("with REIN_RESOLVER, the check: %+v", c)
 	}
+	// The record says which resolver each run used.
+	resolvers := map[string]any{}
+	for _, en := range e.entries(t, "sandbox.started") {
+		data, _ := en["data"].(map[string]any)
+		resolvers[fmt.Sprint(data["session"])] = data["resolver"]
+	}
+	if resolvers["dns-1"] != dns || resolvers["dns-2"] != dns {
+		t.Errorf("sandbox.started's resolver: %v, want %s", resolvers, dns)
+	}
 	// A resolver that is not host:port is refused before anything runs.
 	if r := e.run(t, "echo ran\n", "--workspace", t.TempDir(), "--resolver", "dns.example.com:domain", "--", "bash", "-s"); r.Code != 2 || strings.Contains(r.Stdout, "ran") {
 		t.Errorf("a bad --resolver: %s", r)
