@@ -201,8 +201,35 @@ func hookFiles(cli *agentCLI, dir string) ([]sandbox.File, error) {
 			return nil, err
 		}
 		return []sandbox.File{{Src: p, Dst: claudeManagedSettings}}, nil
+	case "codex":
+		p := filepath.Join(dir, "codex-requirements.toml")
+		if err := os.WriteFile(p, codexRequirements(), 0o644); err != nil {
+			return nil, err
+		}
+		return []sandbox.File{{Src: p, Dst: codexRequirementsPath}}, nil
 	}
 	return nil, nil
+}
+
+// codexRequirementsPath is where Codex reads the requirements an
+// administrator sets on Linux.
+const codexRequirementsPath = "/etc/codex/requirements.toml"
+
+// codexRequirements are Codex's requirements inside a contained run: its
+// managed hooks, as docs/integrations.md configures them, through the
+// relay. Codex runs managed hooks without asking for them to be trusted,
+// and they come before the user's and the project's.
+func codexRequirements() []byte {
+	hook := insideSelfPath + " hook codex --server http://127.0.0.1:" + strconv.Itoa(relayPort)
+	var b strings.Builder
+	b.WriteString("[hooks]\n")
+	for _, h := range []struct {
+		event, command string
+		timeout        int
+	}{{"PreToolUse", hook + " --on-ask wait --wait 50s || exit 2", 60}, {"PermissionRequest", hook + " --on-ask prompt || exit 2", 60}, {"PostToolUse", hook, 30}} {
+		fmt.Fprintf(&b, "\n[[hooks.%s]]\nmatcher = \".*\"\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\ntimeout = %d\n", h.event, h.event, h.command, h.timeout)
+	}
+	return []byte(b.String())
 }
 
 // contained is what rein run adds to a contained run for the agent CLI it

@@ -40,7 +40,7 @@ reads the system paths of the profile, and reaches the network only through
 rein's egress proxy: every new destination is a net.connect check. The exit
 status is the command's; 2 when containment cannot be set up.
 
-For claude (Claude Code), rein run also wires its hooks to rein: every tool
+For claude (Claude Code) and codex, rein run also wires their hooks to rein: every tool
 call is a check in the run's session, through a relay of the run that adds
 its key (the hooks hold none) and forwards nothing but hook checks. Its
 model credential passes (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or
@@ -75,7 +75,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	resolver := fs.String("resolver", e.getenv("REIN_RESOLVER"), "the DNS server (host:port) the egress proxy resolves allowed names with, e.g. your corporate resolver (default $REIN_RESOLVER, else the system's)")
 	workspace := fs.String("workspace", "", "the directory the command may read and write (default: the current directory)")
 	session := fs.String("session", "", "the rein session the run's checks belong to (default: a new one)")
-	hooks := fs.Bool("hooks", true, "wire the hooks of a Claude Code (claude) COMMAND to rein, in the run's session (--hooks=false: containment only)")
+	hooks := fs.Bool("hooks", true, "wire the hooks of a Claude Code (claude) or Codex (codex) COMMAND to rein, in the run's session (--hooks=false: containment only)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code

@@ -296,7 +296,7 @@ func TestCodexContained(t *testing.T) {
 	)
 	env := append(e.s.ClientEnv(e.keys["builder"]), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
 		"OPENAI_BASE_URL="+m.URL+"/v1", "OPENAI_API_KEY=sk-e2e-stand-in", "GITHUB_TOKEN=CANARY-env-gh-7f3a")
-	r := reinRun(t, env, "", "run", "--workspace", ws, "--session", "codex-walls", "--",
+	r := reinRun(t, env, "", "run", "--hooks=false", "--workspace", ws, "--session", "codex-walls", "--",
 		harness.AgentBinary(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-m", "gpt-5-codex", "do the scripted task")
 	results := m.Results()
 	t.Logf("rein run: %s\nmodel requests: %v\ntool results:\n%s", r, m.Requests(), strings.Join(results, "\n---\n"))
@@ -326,5 +326,72 @@ func TestCodexContained(t *testing.T) {
 	if data["agent"] != "codex" || data["hooks"] != false || fmt.Sprint(data["credentials"]) != "[OPENAI_API_KEY]" ||
 		data["model_endpoint"] != "127.0.0.1:"+port {
 		t.Errorf("sandbox.started says %v", data)
+	}
+}
+
+// TestCodexContainedWithHooks: `rein run -- codex` wires Codex's hooks to
+// rein by itself, as requirements Codex runs without asking for trust
+// (read only inside, nothing in the workspace or the home): each tool call
+// is a check in the run's session, decided with sandbox.contained, a call
+// policy denies does not run, and an allowed one's result is recorded.
+func TestCodexContainedWithHooks(t *testing.T) {
+	t.Parallel()
+	e := startRein(t, agentPolicy)
+	home, ws := t.TempDir(), t.TempDir()
+	m := harness.NewModelStandIn(t, "touch allowed-ran && echo allowed-ok", "touch denied-by-policy-ran")
+	env := append(e.s.ClientEnv(e.keys["builder"]), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"OPENAI_BASE_URL="+m.URL+"/v1", "OPENAI_API_KEY=sk-e2e-stand-in")
+	r := reinRun(t, env, "", "run", "--workspace", ws, "--session", "codex-hooks", "--",
+		harness.AgentBinary(t, "codex"), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-m", "gpt-5-codex", "do the scripted task")
+	results := m.Results()
+	t.Logf("rein run: %s\ntool results:\n%s", r, strings.Join(results, "\n---\n"))
+	if r.Code != 0 {
+		t.Fatalf("rein run -- codex: exit %d", r.Code)
+	}
+	if len(results) != 2 {
+		t.Fatalf("Codex sent back %d tool results, want 2", len(results))
+	}
+	if _, err := os.Stat(filepath.Join(ws, "allowed-ran")); err != nil || !strings.Contains(results[0], "allowed-ok") {
+		t.Errorf("the allowed call did not run: %v\n%s", err, results[0])
+	}
+	if _, err := os.Stat(filepath.Join(ws, "denied-by-policy-ran")); err == nil {
+		t.Error("the call policy denies ran")
+	}
+	if !strings.Contains(results[1], "the test's policy denies this command") {
+		t.Errorf("the agent was not told policy's reason:\n%s", results[1])
+	}
+	var checks []struct {
+		Decision string `json:"decision"`
+		Rule     string `json:"rule"`
+		Check    struct {
+			Tool string `json:"tool"`
+			Args struct {
+				Command string `json:"command"`
+			} `json:"args"`
+		} `json:"check"`
+		Result *struct {
+			Status string `json:"status"`
+		} `json:"result"`
+	}
+	harness.GetJSON(t, e.s.URL+"/v1/sessions/codex-hooks/checks", e.keys["alice"], &checks)
+	got := map[string]string{}
+	for _, c := range checks {
+		if c.Check.Tool == "net.connect" {
+			continue
+		}
+		got[c.Check.Args.Command] = c.Check.Tool + " " + c.Decision + " " + c.Rule
+		if c.Decision == "allow" && (c.Result == nil || c.Result.Status != "succeeded") {
+			t.Errorf("the allowed call's result was not recorded through the relay: %+v", c.Result)
+		}
+	}
+	want := map[string]string{"touch allowed-ran && echo allowed-ok": "Bash allow contained-bash", "touch denied-by-policy-ran": "Bash deny no-secrets-dir"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the hook checks of the run's session: %v, want %v", got, want)
+	}
+	if data := sandboxStarted(t, e, "codex-hooks"); data["hooks"] != true || data["agent"] != "codex" {
+		t.Errorf("sandbox.started says %v", data)
+	}
+	if entries, _ := os.ReadDir(ws); len(entries) != 1 {
+		t.Errorf("the workspace holds more than the file the allowed call made: %v", entries)
 	}
 }
