@@ -180,6 +180,14 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 	relay := func(method, path, body string) string {
 		return fmt.Sprintf(`curl -s -X %s http://127.0.0.1:3129%s -H 'content-type: application/json' -d '%s'; echo`, method, path, body)
 	}
+	// A check of the same key outside the run, which the relay must not
+	// let the run report on or look up.
+	code, body := harness.HTTPDo(t, "POST", e.s.URL+"/v1/check", e.keys["builder"],
+		[]byte(`{"tool":"Bash","args":{"command":"outside"},"session":"outside-1","request_id":"outside-rid"}`), "application/json")
+	var outside struct{ ID string }
+	if json.Unmarshal(body, &outside); code != 200 || outside.ID == "" {
+		t.Fatalf("a check outside the run: %d %s", code, body)
+	}
 	m := harness.NewModelStandIn(t,
 		"touch allowed-ran && echo allowed-ok",
 		"touch denied-by-policy-ran",
@@ -189,6 +197,8 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 			relay("POST", "/v1/check", `{"tool":"Bash","args":{"command":"direct-through-relay"},"session":"someone-else"}`),
 			relay("POST", "/v1/check", `{"tool":"Bash","args":{"command":"x"},"labels":{"trusted":"yes"}}`),
 			relay("GET", "/v1/sessions/claude-hooks/checks", ``),
+			relay("POST", "/v1/checks/"+outside.ID+"/result", `{"status":"succeeded","summary":"forged"}`),
+			relay("GET", "/v1/request-ids/outside-rid", ``),
 		}, "; "),
 	)
 	r := reinRun(t, claudeEnv(e, home, m), "", "run", "--workspace", ws, "--session", "claude-hooks", "--",
@@ -212,11 +222,11 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 	}
 	// The relay, called directly.
 	lines := strings.FieldsFunc(results[2], func(r rune) bool { return r == '\n' })
-	if len(lines) != 5 {
-		t.Fatalf("the calls to the relay answered %d lines, want 5:\n%s", len(lines), results[2])
+	if len(lines) != 7 {
+		t.Fatalf("the calls to the relay answered %d lines, want 7:\n%s", len(lines), results[2])
 	}
 	for i, want := range []string{`"code":"forbidden"`, `net.connect checks are made by rein run's egress proxy`, `"decision":"allow"`,
-		`"code":"bad_request"`, `"code":"forbidden"`} {
+		`"code":"bad_request"`, `"code":"forbidden"`, `made through this run's relay`, `"code":"not_found"`} {
 		if !strings.Contains(lines[i], want) {
 			t.Errorf("relay call %d answered %s, want %s", i+1, lines[i], want)
 		}
@@ -259,6 +269,12 @@ func TestClaudeCodeContainedWithHooks(t *testing.T) {
 	}
 	if code, body := harness.HTTPDo(t, "GET", e.s.URL+"/v1/sessions/someone-else/checks", e.keys["alice"], nil, ""); code == 200 && !strings.HasPrefix(strings.TrimSpace(string(body)), "[]") {
 		t.Errorf("a check through the relay landed in another session: %s", body)
+	}
+	var rec struct {
+		Result *struct{ Summary string } `json:"result"`
+	}
+	if harness.GetJSON(t, e.s.URL+"/v1/checks/"+outside.ID, e.keys["alice"], &rec); rec.Result != nil {
+		t.Errorf("the run reported on a check outside it: %+v", rec.Result)
 	}
 	if data := sandboxStarted(t, e, "claude-hooks"); data["hooks"] != true || data["agent"] != "claude" {
 		t.Errorf("sandbox.started says %v", data)
