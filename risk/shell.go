@@ -142,6 +142,7 @@ type shellScan struct {
 	cmdEnv    map[string]string // the environment of the command being judged
 	numeric   map[string]bool   // variables known to hold numbers
 	loopGlobs map[string]bool   // loop variables that hold a name a glob matched
+	loopWalks int               // loop bodies walked so far (maxLoopWalks)
 	integers  map[string]bool   // variables declared -i: assignments to them are arithmetic
 	// uncertain are the variables assigned where the assignment may not
 	// reach the rest of the script: in a subshell, a pipeline's stage, a
@@ -339,16 +340,21 @@ func (s *shellScan) walk(node syntax.Node, depth int) {
 	}
 }
 
-// maxLoopItems bounds the items of a for loop rein judges one by one.
-const maxLoopItems = 16
+// maxLoopItems bounds the items of a for loop rein judges one by one, and
+// maxLoopWalks the loop bodies walked for one input, nested loops included
+// (16 items in each of five nested loops would be a million walks).
+const (
+	maxLoopItems = 16
+	maxLoopWalks = 64
+)
 
 // loop judges a for loop over literal items (for f in a b *.go) by walking
 // its body once for each item, the variable holding it: the body's
 // commands are judged with every value the variable takes. An item that is
 // a glob stands for each name it matches, so the variable's expansions are
 // judged as that glob (a read of "$f" for f in .*; is a read of .*). A list
-// rein cannot know, or longer than maxLoopItems, is left to the walk, the
-// variable unknown.
+// rein cannot know, longer than maxLoopItems, or past maxLoopWalks for the
+// input, is left to the walk, the variable unknown.
 func (s *shellScan) loop(it *syntax.WordIter, body []*syntax.Stmt, depth int) bool {
 	if len(it.Items) == 0 && !it.InPos.IsValid() {
 		return false // for f; do …: the positional parameters
@@ -363,9 +369,10 @@ func (s *shellScan) loop(it *syntax.WordIter, body []*syntax.Stmt, depth int) bo
 			items = append(items, x)
 		}
 	}
-	if len(items) > maxLoopItems {
+	if len(items) > maxLoopItems || s.loopWalks+len(items) > maxLoopWalks {
 		return false
 	}
+	s.loopWalks += len(items)
 	name := it.Name.Value
 	if s.loopGlobs == nil {
 		s.loopGlobs = map[string]bool{}

@@ -1,9 +1,11 @@
 package risk
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestArithmeticOnLiterals: $((…)) on decimal literals is the number bash
@@ -203,6 +205,32 @@ func TestProgramTextIsNoPath(t *testing.T) {
 		_, tags := classifyShell(c.src, "/srv/agent")
 		if got := slices.Contains(tags, "shell.secrets"); got != c.secret {
 			t.Errorf("%s: secret read %v, want %v (tags %v)", c.src, got, c.secret, tags)
+		}
+	}
+}
+
+// TestNestedLoopsStayCheap: loops are walked once per item only within a
+// budget per input, so five nested loops of 16 items (a million walks)
+// cost no more than a long script; past the budget the variable is
+// unknown, and a body that uses it is not read-only.
+func TestNestedLoopsStayCheap(t *testing.T) {
+	items := strings.Repeat("a.txt ", 16)
+	var b strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&b, "for v%d in %s; do ", i, items)
+	}
+	b.WriteString(`cat "$v4"`)
+	for range 5 {
+		b.WriteString("; done")
+	}
+	start := time.Now()
+	f, _ := ClassifyShell(b.String())
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("five nested loops took %v", d)
+	}
+	for _, c := range f.Commands {
+		if c.ReadOnly && len(c.Args) == 1 && c.Args[0] != "a.txt" {
+			t.Errorf("cat %v read-only with a value rein does not know", c.Args)
 		}
 	}
 }
