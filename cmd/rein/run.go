@@ -266,12 +266,14 @@ func startContained(ctx context.Context, c *client.Client, session string, st cl
 	if err != nil {
 		return sandbox.Profile{}, err
 	}
-	sb := s.Sandbox
-	if sb == nil || sb.Profile == "" || len(sb.Read) == 0 {
-		return sandbox.Profile{}, fmt.Errorf("rein answered without the profile in force (a server older than this rein run?); upgrade the server")
+	var p sandbox.Profile
+	if sb := s.Sandbox; sb == nil || sb.Profile != st.Profile || len(sb.Read) == 0 {
+		err = fmt.Errorf("rein answered without the profile %s in force (a server older than this rein run?); upgrade the server", st.Profile)
+	} else {
+		p = sandbox.Profile{Name: sb.Profile, Read: sb.Read, Env: sb.Env}
+		err = checkHere(p)
 	}
-	p := sandbox.Profile{Name: sb.Profile, Read: sb.Read, Env: sb.Env}
-	if err := checkHere(p); err != nil {
+	if err != nil { // nothing runs: the session's record says so
 		c.EndSandbox(context.WithoutCancel(ctx), session, client.SandboxEnd{ExitStatus: exitUsage, Quarantined: []string{}})
 		return p, err
 	}

@@ -82,3 +82,42 @@ func TestCheckHere(t *testing.T) {
 		t.Error("a secret-shaped variable passed")
 	}
 }
+
+// TestStartContainedAppliesOnlyTheServersProfile: rein run applies the
+// profile rein answers with; an answer without one (an older server) or
+// with one that reads what no profile may refuses the run and records its
+// end, so the session does not stay started.
+func TestStartContainedAppliesOnlyTheServersProfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, sandbox, want string
+		ok                  bool
+	}{
+		{"the policy's profile", `{"profile":"docs","read":["/usr","/srv/docs"],"env":["CI"]}`, "", true},
+		{"an older server", `{"profile":"docs"}`, "without the profile docs", false},
+		{"another profile", `{"profile":"coding","read":["/usr"]}`, "without the profile docs", false},
+		{"a path no profile reads", `{"profile":"docs","read":["/usr","/home/ann"]}`, "home directories", false},
+	} {
+		var ended bool
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body struct{ Event string }
+			json.NewDecoder(r.Body).Decode(&body)
+			if body.Event == "ended" {
+				ended = true
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"id":"run-1","sandbox":`+tc.sandbox+`}`)
+		}))
+		p, err := startContained(context.Background(), client.New(srv.URL, "k"), "run-1",
+			client.SandboxStart{Profile: "docs", Workspace: "/srv/app", Command: []string{"make"}})
+		srv.Close()
+		switch {
+		case tc.ok && (err != nil || p.Name != "docs" || strings.Join(p.Read, " ") != "/usr /srv/docs" || strings.Join(p.Env, " ") != "CI" || ended):
+			t.Errorf("%s: %+v %v (ended %v)", tc.name, p, err, ended)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want) || !ended):
+			t.Errorf("%s: %v, want %q and the end recorded (ended %v)", tc.name, err, tc.want, ended)
+		}
+	}
+}
