@@ -448,6 +448,13 @@ var (
 	gitStatusOpts = "s|--short b|--branch --show-stash --porcelain? --long v|--verbose u|--untracked-files? " +
 		"--ignore-submodules? --ignored? z --column? --no-column --ahead-behind --no-ahead-behind --renames " +
 		"--no-renames --find-renames? --no-optional-locks"
+	gitGrepOpts = "--cached --no-exclude-standard --exclude-standard --recurse-submodules a|--text --no-textconv " +
+		"i|--ignore-case I --max-depth= r|--recursive --no-recursive w|--word-regexp --no-word-regexp " +
+		"v|--invert-match h H --full-name E|--extended-regexp G|--basic-regexp P|--perl-regexp F|--fixed-strings " +
+		"n|--line-number --column l|--files-with-matches --name-only L|--files-without-match z|--null " +
+		"o|--only-matching c|--count --color? --no-color --break --heading p|--show-function C|--context= " +
+		"A|--after-context= B|--before-context= W|--function-context m|--max-count= --threads= f=:r e= --and " +
+		"--or --not --all-match q|--quiet"
 	// git's own options before the subcommand (git(1) OPTIONS): -c, -C,
 	// --git-dir, --work-tree, --exec-path, --config-env and --namespace make
 	// git read another repository's or the caller's configuration, which can
@@ -599,6 +606,13 @@ var programs = map[string]*program{
 		"log":    {readOnly: true, operands: opGitRevs, numeric: true, opts: gitDiffOpts, source: "git-log(1), diff options"},
 		"show":   {readOnly: true, operands: opGitRevs, numeric: true, opts: gitDiffOpts, source: "git-show(1), diff options"},
 		"diff":   {readOnly: true, operands: opGitDiff, opts: gitDiffOpts, source: "git-diff(1): paths outside the repository are read (--no-index)"},
+		// git grep searches tracked files (and revisions: HEAD:.env is a
+		// read of .env). Left out on purpose (unknown): --no-index and
+		// --untracked (files git does not track, the workspace's .env among
+		// them), -O/--open-files-in-pager (runs a pager) and --textconv
+		// (runs the filters .gitattributes names). The pattern is judged
+		// as a pathspec too, which only errs toward a secret read.
+		"grep": {readOnly: true, operands: opGitRevs, numeric: true, opts: gitGrepOpts, source: "git-grep(1)"},
 	}},
 
 	// Programs that are never read-only: what their options and operands do.

@@ -154,6 +154,18 @@ func TestProofsOfHarmlessness(t *testing.T) {
 		{"jq -L /tmp 'import \"x\" as x; .' a.json", false},
 		{"jq -f prog.jq a.json", false},
 		{"jq . ~/.kube/config", false},
+		// git grep: tracked files and revisions.
+		{`git grep "TODO"`, true},
+		{`git grep -n -i todo -- "*.go"`, true},
+		{"git grep TODO HEAD~2", true},
+		{"git grep -O todo", false},
+		{"git grep --open x", false},
+		{"git grep --no-index x", false},
+		{"git grep --untracked KEY", false},
+		{"git grep --textconv x", false},
+		{"git grep KEY HEAD:.env", false},
+		{"git grep x -- '.env*'", false},
+		{"git grep -f ~/.ssh/id_rsa x", false},
 		// find, awk and sed near misses.
 		{"find . -name '*.go' -fprint out", false},
 		{"awk '{system(\"id\")}' a.txt", false},
