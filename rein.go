@@ -493,6 +493,9 @@ type Store interface {
 	// ContainSession starts session id as contained (Session.Contain: a
 	// conflict unless it is new), creating it, and appends e.
 	ContainSession(ctx context.Context, tenant, id, agent string, sb *Sandbox, e *Entry) (*Session, error)
+	// EndSandbox records that the contained command of session id ended
+	// (Session.EndSandbox) and appends e.
+	EndSandbox(ctx context.Context, tenant, id, keyID string, end SandboxEnd, at time.Time, e *Entry) (*Session, error)
 	// CreateDelegation stores a delegation with its audit entries.
 	CreateDelegation(ctx context.Context, d *Delegation, entries []*Entry) error
 	// Delegations lists a tenant's delegations (tenant *: every tenant's),

@@ -38,21 +38,38 @@ type Sandbox struct {
 	Env           []string `json:"env,omitempty"`
 	PolicyVersion string   `json:"policy_version,omitempty"`
 
-	FS        string    `json:"fs"`  // "workspace": files of the workspace only
-	Net       string    `json:"net"` // "proxied": network only through rein's egress proxy
-	Workspace string    `json:"workspace"`
-	Command   []string  `json:"command"`
-	Features  string    `json:"features"` // the kernel features in force
-	KeyID     string    `json:"key_id"`   // the key of the rein run that contains it
+	FS        string   `json:"fs"`  // "workspace": files of the workspace only
+	Net       string   `json:"net"` // "proxied": network only through rein's egress proxy
+	Workspace string   `json:"workspace"`
+	Command   []string `json:"command"`
+	Features  string   `json:"features"` // the kernel features in force
+	KeyID     string   `json:"key_id"`   // the key of the rein run that contains it
+	// Runner is what contains the session: "run" (rein run: a command,
+	// often an agent, that makes its own checks) or "exec" (rein exec: one
+	// shell action that rein checks and then runs itself).
+	Runner    string    `json:"runner,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+	// EndedAt, ExitStatus and StoppedBy are set once the contained command
+	// ended (sandbox.ended); StoppedBy is the lock that stopped it, if one did.
+	EndedAt    *time.Time `json:"ended_at,omitempty"`
+	ExitStatus *int       `json:"exit_status,omitempty"`
+	StoppedBy  string     `json:"stopped_by,omitempty"`
 }
 
-// SandboxStart is what rein run says when it starts a contained session.
+// Runners of a contained session (Sandbox.Runner).
+const (
+	RunnerRun  = "run"
+	RunnerExec = "exec"
+)
+
+// SandboxStart is what rein run (or rein exec) says when it starts a
+// contained session.
 type SandboxStart struct {
 	Profile   string   `json:"profile"`
 	Workspace string   `json:"workspace"`
 	Command   []string `json:"command"`
 	Features  string   `json:"features"`
+	Runner    string   `json:"runner,omitempty"` // "run" (default) or "exec"
 	// Agent is the agent CLI rein run recognised in the command ("claude",
 	// "codex"; "" for any other command); Hooks whether it wired its hooks
 	// to rein through the run's relay; Credentials the names (never the
@@ -74,6 +91,23 @@ type SandboxEnd struct {
 	ExitStatus  int      `json:"exit_status"`
 	DurationMS  int64    `json:"duration_ms"`
 	Quarantined []string `json:"quarantined"` // files that arm later execution the run created, moved out
+	// StoppedBy is the lock that stopped the run: rein killed every
+	// process of the sandbox when it saw the lock.
+	StoppedBy string `json:"stopped_by,omitempty"`
+}
+
+// SandboxStop is what a contained run watches for: the lock that stops
+// its session, if one is in force (GET /v1/sessions/{id}/sandbox).
+type SandboxStop struct {
+	Sandbox *Sandbox `json:"sandbox"`
+	Stop    *Lock    `json:"stop"`
+}
+
+// Stops reports whether lock l, in force at now, stops the contained run
+// of a session of agent in tenant: a lock that stops every check of the
+// session (it names no tool) ends every process of the run.
+func (l *Lock) Stops(tenant, agent, session string, now time.Time) bool {
+	return l.Target.Tool == "" && l.Matches(tenant, agent, session, "", now)
 }
 
 // Contain marks a new session as contained. Only a session with no checks
@@ -89,6 +123,25 @@ func (s *Session) Contain(sb *Sandbox) error {
 		return Errorf(ECodeConflict, "session %s has ended", s.ID)
 	}
 	s.Sandbox = sb
+	return nil
+}
+
+// EndSandbox records that the contained command of the session ended, as
+// the key that contains it says. Ending it twice is a conflict; a key
+// other than the one that started it, or a session that is not contained,
+// is not found.
+func (s *Session) EndSandbox(keyID string, end SandboxEnd, at time.Time) error {
+	sb := s.Sandbox
+	switch {
+	case sb == nil || sb.KeyID != keyID:
+		return Errorf(ECodeNotFound, "no contained session %s started by this key", s.ID)
+	case sb.EndedAt != nil:
+		return Errorf(ECodeConflict, "the contained command of session %s already ended at %s", s.ID, sb.EndedAt.UTC().Format(time.RFC3339))
+	}
+	status := end.ExitStatus
+	c := *sb
+	c.EndedAt, c.ExitStatus, c.StoppedBy = &at, &status, end.StoppedBy
+	s.Sandbox = &c
 	return nil
 }
 
@@ -131,6 +184,46 @@ type CheckResult struct {
 	// Address is the network address a net.connect check's name resolved
 	// to, which rein's egress proxy connected to or refused (containment.md).
 	Address string `json:"address,omitempty"`
+	// ExecutedBy says who ran the action: "agent" (the default: the agent
+	// ran it and reports) or "rein" (rein exec ran it inside containment;
+	// accepted only from the key that started the exec's contained session,
+	// see RefuseExecutedByRein). ExitStatus and the output's hashes are evidence
+	// of what ran: the SHA-256 of every byte written to standard output and,
+	// apart, to standard error.
+	ExecutedBy   string `json:"executed_by,omitempty"`
+	ExitStatus   *int   `json:"exit_status,omitempty"`
+	StdoutSHA256 string `json:"stdout_sha256,omitempty"`
+	StdoutBytes  *int64 `json:"stdout_bytes,omitempty"`
+	StderrSHA256 string `json:"stderr_sha256,omitempty"`
+	StderrBytes  *int64 `json:"stderr_bytes,omitempty"`
+}
+
+// Who ran an action (CheckResult.ExecutedBy).
+const (
+	ExecutedByAgent = "agent"
+	ExecutedByRein  = "rein"
+)
+
+// RefuseExecutedByRein says why a result claiming executed_by "rein" for check
+// rec, reported by key keyID, cannot be accepted ("" when it can): rein
+// exec runs one shell.exec check of a session it contains itself, and
+// reports it with the key that started that session, before the session's
+// contained command ended. A run of rein run (whose contained agent makes
+// its own checks) never qualifies, nor does another key's check.
+func RefuseExecutedByRein(rec *CheckRecord, s *Session, keyID string) string {
+	switch {
+	case rec.Check.Tool != "shell.exec":
+		return "only a shell.exec check is run by rein exec (this one is " + rec.Check.Tool + ")"
+	case s == nil || s.Sandbox == nil:
+		return "the check's session is not contained"
+	case s.Sandbox.Runner != RunnerExec:
+		return "the check's session was contained by rein " + s.Sandbox.Runner + ", not rein exec: its command runs its own actions"
+	case s.Sandbox.KeyID != keyID || rec.KeyID != keyID:
+		return "only the key that started the exec's contained session and made the check reports what rein ran"
+	case s.Sandbox.EndedAt != nil:
+		return "the exec's contained session already ended"
+	}
+	return ""
 }
 
 // ArgsHash is "sha256:" + hex SHA-256 of the canonical JSON (RFC 8785) of

@@ -168,6 +168,16 @@ type Result struct {
 	// Address is what a net.connect check's name resolved to (rein run's
 	// egress proxy reports it).
 	Address string `json:"address,omitempty"`
+	// ExecutedBy is "agent" (the default) or "rein" (rein exec ran it; the
+	// server accepts that only from rein exec's own session and key).
+	ExecutedBy string `json:"executed_by,omitempty"`
+	// ExitStatus and the hashes and lengths of standard output and
+	// standard error ("sha256:" + hex) say what the execution produced.
+	ExitStatus   *int   `json:"exit_status,omitempty"`
+	StdoutSHA256 string `json:"stdout_sha256,omitempty"`
+	StdoutBytes  *int64 `json:"stdout_bytes,omitempty"`
+	StderrSHA256 string `json:"stderr_sha256,omitempty"`
+	StderrBytes  *int64 `json:"stderr_bytes,omitempty"`
 }
 
 // Report records what happened after an allowed check (POST

@@ -35,3 +35,17 @@ func (c *Client) EndSandbox(ctx context.Context, session string, e SandboxEnd) e
 	}{"ended", e}
 	return c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(session)+"/sandbox", body, nil)
 }
+
+// SandboxStop is a contained session and the lock that stops it, if any.
+type SandboxStop = rein.SandboxStop
+
+// Sandbox reads a contained session and the lock that stops it (GET
+// /v1/sessions/{id}/sandbox): rein run and rein exec poll it to end every
+// process of the run once people stop the session.
+func (c *Client) Sandbox(ctx context.Context, session string) (*SandboxStop, error) {
+	var out SandboxStop
+	if err := c.doJSON(ctx, "GET", "/v1/sessions/"+url.PathEscape(session)+"/sandbox", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

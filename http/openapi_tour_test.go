@@ -227,7 +227,20 @@ func TestOpenAPIAnswersMatchTheDocument(t *testing.T) {
 		body: map[string]any{"event": "started", "profile": "coding", "workspace": "/srv/app", "command": []string{"make"}}})
 	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/s1/sandbox", key: "acme-agent", want: 409,
 		body: map[string]any{"event": "started", "profile": "coding", "workspace": "/srv/app", "command": []string{"make"}}})
+	run(tourStep{op: "GET /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 200})
+	run(tourStep{op: "GET /v1/sessions/{id}/sandbox", path: "/v1/sessions/s1/sandbox", key: "acme-agent", want: 404})
+	run(tourStep{op: "POST /v1/locks", path: "/v1/locks", key: "acme-admin", want: 201,
+		body: map[string]any{"target": map[string]any{"session": "box-1"}, "reason": "stop the run"}})
+	stopped := run(tourStep{op: "GET /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-approver", want: 200})
+	var stop struct {
+		Stop *struct{ ID string } `json:"stop"`
+	}
+	if json.Unmarshal(stopped.Body, &stop) != nil || stop.Stop == nil {
+		t.Fatalf("the contained session under a lock has no stop: %s", stopped.Body)
+	}
 	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 204,
+		body: map[string]any{"event": "ended", "exit_status": 137, "duration_ms": 1200, "quarantined": []string{}, "stopped_by": stop.Stop.ID}})
+	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 409,
 		body: map[string]any{"event": "ended", "exit_status": 0, "duration_ms": 1200, "quarantined": []string{}}})
 	run(tourStep{op: "POST /v1/sessions/{id}/sandbox", path: "/v1/sessions/box-1/sandbox", key: "acme-agent", want: 400,
 		body: map[string]any{"event": "paused"}})

@@ -139,6 +139,7 @@ func (s *Server) Handler() http.Handler {
 	s.route("GET /v1/sessions/{id}/checks", s.getSessionChecks, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("POST /v1/sessions/{id}/end", s.endSession, rein.RoleAgent, rein.RoleAdmin)
 	s.route("POST /v1/sessions/{id}/sandbox", s.sandboxEvent, rein.RoleAgent)
+	s.route("GET /v1/sessions/{id}/sandbox", s.getSandbox, rein.RoleAgent, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 
 	s.route("GET /v1/approvals", s.listApprovals, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor)
 	s.route("GET /v1/approvals/{id}", s.getApproval, rein.RoleApprover, rein.RoleAdmin, rein.RoleAuditor, rein.RoleAgent)

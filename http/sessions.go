@@ -13,7 +13,7 @@ func (s *Server) postResult(w http.ResponseWriter, r *http.Request, key *rein.Ke
 		return err
 	}
 	var res rein.CheckResult
-	if err := rein.DecodeStrict(body, &res, "status, summary, cost, args, args_hash"); err != nil {
+	if err := rein.DecodeStrict(body, &res, "status, summary, cost, args, args_hash, executed_by, exit_status, stdout_sha256, stdout_bytes, stderr_sha256, stderr_bytes"); err != nil {
 		return err
 	}
 	if err := s.Pipeline.Result(r.Context(), key, r.PathValue("id"), &res); err != nil {
@@ -71,6 +71,23 @@ func (s *Server) getSessionChecks(w http.ResponseWriter, r *http.Request, key *r
 	return nil
 }
 
+// getSandbox: GET /v1/sessions/{id}/sandbox (?tenant= for keys of tenant
+// *) -> 200 {"sandbox", "stop"}: the session's containment and the lock
+// that stops it (null while none does). rein run polls it to end every
+// process of the run when people stop the session.
+func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
+	tenant, err := s.tenantParam(key, r.URL.Query().Get("tenant"))
+	if err != nil {
+		return err
+	}
+	st, err := s.Pipeline.SandboxStop(r.Context(), key, tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
 // sandboxEvent: POST /v1/sessions/{id}/sandbox (the agent key of rein run)
 // {"event": "started", "profile", "workspace", "command", "features"} ->
 // 201 with the contained session; {"event": "ended", "exit_status",
@@ -85,7 +102,7 @@ func (s *Server) sandboxEvent(w http.ResponseWriter, r *http.Request, key *rein.
 		rein.SandboxStart
 		rein.SandboxEnd
 	}
-	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, agent, hooks, credentials, model_endpoint, exit_status, duration_ms, quarantined"); err != nil {
+	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, agent, hooks, credentials, model_endpoint, runner, exit_status, duration_ms, quarantined, stopped_by"); err != nil {
 		return err
 	}
 	switch v.Event {

@@ -317,6 +317,21 @@ func (p *Pipeline) currentRevision(ctx context.Context, id string) int {
 	return 0
 }
 
+// containmentOf is the sandbox variable policy saw in the check behind
+// approval a: its session's containment, when the key that asked contains
+// it; nil otherwise (or when the session cannot be read: then policy sees
+// no containment, which never opens more).
+func (p *Pipeline) containmentOf(ctx context.Context, a *rein.Approval) map[string]any {
+	if a.Session == "" {
+		return nil
+	}
+	s, _, err := p.Store.SessionState(ctx, a.Tenant, a.Session, "")
+	if err != nil || s == nil || s.Sandbox == nil || s.Sandbox.KeyID != a.AgentKeyID {
+		return nil
+	}
+	return sandboxVar(s.Sandbox)
+}
+
 // checkEdit decides the edited action as a new check of the same agent,
 // session and tool would be decided: a deny refuses the edit (409); a modify
 // rule's change is applied to it; an ask returns what it needs (need), which
@@ -342,7 +357,7 @@ func (p *Pipeline) checkEdit(ctx context.Context, a *rein.Approval, args json.Ra
 			req.Cost = &cost
 		}
 	}
-	sim, err := Simulate(p.Policies.For(a.Tenant), a.Tenant, req, nil, p.now())
+	sim, err := simulate(p.Policies.For(a.Tenant), a.Tenant, req, nil, p.containmentOf(ctx, a), p.now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -689,11 +704,12 @@ func (p *Pipeline) recheck(ctx context.Context, status string) (int, error) {
 			return n, err
 		}
 		for _, a := range page {
-			sim, err := Simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.Args,
-				Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, p.now())
+			sandbox := p.containmentOf(ctx, a)
+			sim, err := simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.Args,
+				Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, sandbox, p.now())
 			if err == nil && sim.Decision != rein.Deny && len(a.ApprovedArgs) > 0 { // the edited action too
-				sim, err = Simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.ApprovedArgs,
-					Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, p.now())
+				sim, err = simulate(p.Policies.For(a.Tenant), a.Tenant, &rein.CheckRequest{Tool: a.Tool, Args: a.ApprovedArgs,
+					Agent: a.Agent, Session: a.Session, Intent: a.Intent}, nil, sandbox, p.now())
 			}
 			if err != nil || sim.Decision != rein.Deny {
 				continue

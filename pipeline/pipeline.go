@@ -322,8 +322,10 @@ func (p *Pipeline) session(ctx context.Context, c *check) {
 	}
 	if s != nil {
 		c.sessionVal["calls"], c.sessionVal["cost"], c.sessionVal["tainted"], c.sessionVal["denials"] = s.Calls, s.Cost, s.Tainted, s.Denials
-		if sb := s.Sandbox; sb != nil {
-			c.sandboxVal = map[string]any{"contained": true, "profile": sb.Profile, "fs": sb.FS, "net": sb.Net}
+		// Only the key that contains the session checks inside it: another
+		// key of the tenant naming the session is not contained.
+		if sb := s.Sandbox; sb != nil && c.key != nil && sb.KeyID == c.key.ID {
+			c.sandboxVal = sandboxVar(sb)
 		}
 	}
 }
@@ -521,8 +523,8 @@ func (p *Pipeline) stillGranted(c *check, a *rein.Approval) (run json.RawMessage
 		if err != nil {
 			return nil, fmt.Sprintf("approval %s's edited arguments cannot be run: %v, so the grant is not used", a.ID, err)
 		}
-		sim, err := Simulate(c.set, c.tenant, &rein.CheckRequest{Tool: c.input.Tool, Args: edited, Agent: c.input.Agent,
-			Session: c.input.Session, Intent: c.input.Intent, Labels: c.input.Labels, Cost: &c.input.Cost}, c.sessionVal, c.at)
+		sim, err := simulate(c.set, c.tenant, &rein.CheckRequest{Tool: c.input.Tool, Args: edited, Agent: c.input.Agent,
+			Session: c.input.Session, Intent: c.input.Intent, Labels: c.input.Labels, Cost: &c.input.Cost}, c.sessionVal, c.sandboxVal, c.at)
 		switch {
 		case err != nil:
 			return nil, fmt.Sprintf("approval %s's edited arguments cannot be decided again (%v), so the grant is not used", a.ID, err)

@@ -25,6 +25,13 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 	if st.Profile == "" || len(st.Command) == 0 || !strings.HasPrefix(st.Workspace, "/") {
 		return nil, rein.Errorf(rein.ECodeBadRequest, `a sandbox start names its "profile", "command" and absolute "workspace"`)
 	}
+	switch st.Runner {
+	case "":
+		st.Runner = rein.RunnerRun
+	case rein.RunnerRun, rein.RunnerExec:
+	default:
+		return nil, rein.Errorf(rein.ECodeBadRequest, `"runner" is "run" (rein run) or "exec" (rein exec)`)
+	}
 	set := p.Policies.For(key.Tenant)
 	prof, ok := set.Profile(st.Profile)
 	if !ok {
@@ -37,9 +44,9 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 	}
 	now := p.now()
 	sb := &rein.Sandbox{Profile: prof.Name, Read: prof.Read, Env: prof.Env, PolicyVersion: version, FS: "workspace", Net: "proxied",
-		Workspace: st.Workspace, Command: st.Command, Features: st.Features, KeyID: key.ID, StartedAt: now}
+		Workspace: st.Workspace, Command: st.Command, Features: st.Features, KeyID: key.ID, Runner: st.Runner, StartedAt: now}
 	data := map[string]any{"session": id, "profile": prof.Name, "policy_version": version, "read": prof.Read, "env": prof.Env,
-		"workspace": st.Workspace, "command": st.Command, "features": st.Features, "fs": sb.FS, "net": sb.Net}
+		"workspace": st.Workspace, "command": st.Command, "features": st.Features, "fs": sb.FS, "net": sb.Net, "runner": st.Runner}
 	if st.Resolver != "" {
 		data["resolver"] = st.Resolver
 	}
@@ -62,7 +69,9 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 }
 
 // EndSandbox records that the contained command of session id ended
-// (sandbox.ended): the key that started it says how.
+// (sandbox.ended): the key that started it says how. When a lock stopped
+// it, the entry names the lock as rein knows it (who, why), not as the
+// runner says.
 func (p *Pipeline) EndSandbox(ctx context.Context, key *rein.Key, id string, end rein.SandboxEnd) error {
 	s, err := p.Session(ctx, key.Tenant, id)
 	if err != nil {
@@ -72,11 +81,55 @@ func (p *Pipeline) EndSandbox(ctx context.Context, key *rein.Key, id string, end
 		return rein.Errorf(rein.ECodeNotFound, "no contained session %s started by this key", id)
 	}
 	now := p.now()
-	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxEnded, Actor: key.Name, Subject: id,
-		Data: map[string]any{"session": id, "exit_status": end.ExitStatus, "duration_ms": end.DurationMS,
-			"quarantined": end.Quarantined, "checks": s.Checks, "denials": s.Denials}}
-	if err := p.Store.Append(ctx, e); err != nil {
+	data := map[string]any{"session": id, "exit_status": end.ExitStatus, "duration_ms": end.DurationMS,
+		"quarantined": end.Quarantined, "checks": s.Checks, "denials": s.Denials, "runner": s.Sandbox.Runner}
+	if end.StoppedBy != "" {
+		l, err := p.Store.Lock(ctx, end.StoppedBy)
+		if err != nil || l == nil || !l.Stops(key.Tenant, s.Agent, id, l.CreatedAt) {
+			return rein.Errorf(rein.ECodeBadRequest, `"stopped_by" must name the lock that stops session %s`, id)
+		}
+		data["stopped_by"] = map[string]any{"lock": l.ID, "by": l.CreatedBy, "reason": l.Reason, "at": l.CreatedAt}
+	}
+	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxEnded, Actor: key.Name, Subject: id, Data: data}
+	if _, err := p.Store.EndSandbox(ctx, key.Tenant, id, key.ID, end, now, e); err != nil {
+		if rein.ErrorCode(err) != "" {
+			return err
+		}
 		return rein.Errorf(rein.ECodeUnavailable, "the end of contained session %s could not be recorded: %v; retry", id, err)
 	}
 	return nil
+}
+
+// SandboxStop is what a contained run watches: its session's containment
+// and the lock that stops it, if one is in force. Only the key that started
+// the run, or a person of its tenant, sees it.
+func (p *Pipeline) SandboxStop(ctx context.Context, key *rein.Key, tenant, id string) (*rein.SandboxStop, error) {
+	s, err := p.Session(ctx, tenant, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Sandbox == nil || (!key.Has(rein.RoleAdmin, rein.RoleApprover, rein.RoleAuditor) && s.Sandbox.KeyID != key.ID) {
+		return nil, rein.Errorf(rein.ECodeNotFound, "no contained session %s", id)
+	}
+	out := &rein.SandboxStop{Sandbox: s.Sandbox}
+	list := p.activeLocks.Load()
+	if list == nil {
+		if err := p.LoadLocks(ctx); err != nil {
+			return nil, rein.Errorf(rein.ECodeUnavailable, "cannot read locks: %v", err)
+		}
+		list = p.activeLocks.Load()
+	}
+	now := p.now()
+	for _, l := range *list {
+		if l.Stops(s.Tenant, s.Agent, id, now) {
+			out.Stop = l
+			break
+		}
+	}
+	return out, nil
+}
+
+// sandboxVar is a contained session's sandbox as policy sees it.
+func sandboxVar(sb *rein.Sandbox) map[string]any {
+	return map[string]any{"contained": true, "profile": sb.Profile, "fs": sb.FS, "net": sb.Net}
 }

@@ -168,3 +168,106 @@ func TestResultRecordsAddress(t *testing.T) {
 		t.Fatalf("the check.result entry: %+v", m)
 	}
 }
+
+// TestExecutedByRein: a result that says rein ran the action is accepted
+// only for the shell.exec check of a session rein exec contains, from the
+// key that started it, before its command ended, and with the evidence
+// (exit status, output hashes, what ran); every other claim is refused
+// (403) and recorded as an anomaly. Another key naming a contained session
+// is not contained.
+func TestExecutedByRein(t *testing.T) {
+	f := setup(t, `version: 1
+rules:
+  - {id: contained, when: 'sandbox.contained', decision: allow}
+  - {id: outside, when: '!sandbox.contained', decision: deny, reason: "only contained work"}
+`)
+	stored(t, f, f.key)
+	other := stored(t, f, &rein.Key{ID: "key_other", Name: "other", Tenant: "acme", Roles: []rein.Role{rein.RoleAgent}})
+	ctx := context.Background()
+	start := func(key *rein.Key, id, runner string) {
+		t.Helper()
+		st := rein.SandboxStart{Profile: "coding", Workspace: "/srv/app", Command: []string{"sh", "-c", "make"}, Runner: runner}
+		if _, err := f.p.StartSandbox(ctx, key, id, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(f.key, "exec-1", rein.RunnerExec)
+	start(f.key, "run-1", rein.RunnerRun)
+	start(f.key, "exec-2", rein.RunnerExec)
+	check := func(key *rein.Key, tool, session string) *rein.CheckRecord {
+		t.Helper()
+		rec, err := f.p.Check(ctx, key, &rein.CheckRequest{Tool: tool, Args: json.RawMessage(`{"command":"make"}`), Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	if rec := check(other, "shell.exec", "exec-1"); rec.Decision != rein.Deny {
+		t.Fatalf("another key naming a contained session was seen contained: %s", rec.Decision)
+	}
+	zero, n := 0, int64(3)
+	h := "sha256:" + strings.Repeat("ab", 32)
+	evidence := func() *rein.CheckResult {
+		return &rein.CheckResult{Status: "succeeded", ExecutedBy: rein.ExecutedByRein, ExitStatus: &zero, StdoutSHA256: h, StdoutBytes: &n,
+			StderrSHA256: h, StderrBytes: &n, Args: json.RawMessage(`{"command":"make"}`)}
+	}
+	ended := check(f.key, "shell.exec", "exec-2")
+	if err := f.p.EndSandbox(ctx, f.key, "exec-2", rein.SandboxEnd{ExitStatus: 0}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		rec  *rein.CheckRecord
+		key  *rein.Key
+		res  func(*rein.CheckResult)
+		code string
+	}{
+		{"a check in a rein run session", check(f.key, "shell.exec", "run-1"), f.key, nil, rein.ECodeForbidden},
+		{"another tool", check(f.key, "net.connect", "exec-1"), f.key, nil, rein.ECodeForbidden},
+		{"a session never contained", check(f.key, "shell.exec", "plain"), f.key, nil, rein.ECodeForbidden},
+		{"after the command ended", ended, f.key, nil, rein.ECodeForbidden},
+		{"no exit status", check(f.key, "shell.exec", "exec-1"), f.key, func(r *rein.CheckResult) { r.ExitStatus = nil }, rein.ECodeBadRequest},
+		{"no stderr hash", check(f.key, "shell.exec", "exec-1"), f.key, func(r *rein.CheckResult) { r.StderrSHA256 = "" }, rein.ECodeBadRequest},
+		{"a hash not hex", check(f.key, "shell.exec", "exec-1"), f.key, func(r *rein.CheckResult) { r.StdoutSHA256 = "sha256:xyz" }, rein.ECodeBadRequest},
+		{"not what ran", check(f.key, "shell.exec", "exec-1"), f.key, func(r *rein.CheckResult) { r.Args = nil }, rein.ECodeBadRequest},
+		{"status against exit status", check(f.key, "shell.exec", "exec-1"), f.key, func(r *rein.CheckResult) { r.Status = "failed" }, rein.ECodeBadRequest},
+		{"an unknown runner", check(f.key, "shell.exec", "exec-1"), f.key, func(r *rein.CheckResult) { r.ExecutedBy = "kernel" }, rein.ECodeBadRequest},
+		{"the exec's own check", check(f.key, "shell.exec", "exec-1"), f.key, nil, ""},
+	} {
+		res := evidence()
+		if c.res != nil {
+			c.res(res)
+		}
+		err := f.p.Result(ctx, c.key, c.rec.ID, res)
+		if (err == nil) != (c.code == "") || (err != nil && rein.ErrorCode(err) != c.code) {
+			t.Errorf("%s: %v, want %q (check: %s %s)", c.name, err, c.code, c.rec.Decision, c.rec.Reason)
+		}
+		got, _ := f.store.CheckByID(ctx, c.rec.ID)
+		switch {
+		case c.code == "" && (got.Result == nil || got.Result.ExecutedBy != "rein" || *got.Result.ExitStatus != 0 || got.Result.StdoutSHA256 != h || got.Result.ArgsMatch == nil || !*got.Result.ArgsMatch):
+			t.Errorf("%s: the stored result %+v", c.name, got.Result)
+		case c.code != "" && got.Result != nil:
+			t.Errorf("%s: a refused claim was stored: %+v", c.name, got.Result)
+		}
+	}
+	// A refused claim is on the record; an agent's own result says so.
+	var refused int
+	es, _ := f.store.Entries(ctx, 0, 1000)
+	for _, e := range es {
+		if strings.Contains(string(e.Bytes), `executed_by_refused`) {
+			refused++
+		}
+	}
+	if refused != 4 {
+		t.Errorf("%d refused claims recorded as anomalies, want 4", refused)
+	}
+	plain := check(f.key, "shell.exec", "exec-1")
+	if err := f.p.Result(ctx, f.key, plain.ID, &rein.CheckResult{Status: "failed", ExitStatus: &n2}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.store.CheckByID(ctx, plain.ID); got.Result.ExecutedBy != "agent" || *got.Result.ExitStatus != 2 {
+		t.Errorf("an agent's result: %+v", got.Result)
+	}
+}
+
+var n2 = 2

@@ -54,6 +54,9 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 	if err != nil {
 		return err
 	}
+	if err := checkExecution(res); err != nil {
+		return err
+	}
 	rec, err := p.checkFor(ctx, key, id)
 	if err != nil {
 		return err
@@ -73,6 +76,20 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 	}
 	if res.Address != "" {
 		data["address"] = res.Address
+	}
+	data["executed_by"] = res.ExecutedBy
+	if res.ExitStatus != nil {
+		data["exit_status"] = *res.ExitStatus
+	}
+	for k, v := range map[string]string{"stdout_sha256": res.StdoutSHA256, "stderr_sha256": res.StderrSHA256} {
+		if v != "" {
+			data[k] = v
+		}
+	}
+	for k, v := range map[string]*int64{"stdout_bytes": res.StdoutBytes, "stderr_bytes": res.StderrBytes} {
+		if v != nil {
+			data[k] = *v
+		}
 	}
 	var anomalies []string
 	if executed != "" {
@@ -95,6 +112,20 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 		}
 		p.Log.Warn("anomalous result", "check", rec.ID, "anomaly", what, "key", key.Name)
 		return nil
+	}
+	if res.ExecutedBy == rein.ExecutedByRein {
+		var sess *rein.Session
+		if rec.Check.Session != "" {
+			if sess, _, err = p.Store.SessionState(ctx, rec.Tenant, rec.Check.Session, ""); err != nil {
+				return rein.Errorf(rein.ECodeUnavailable, "cannot read session %s: %v; retry", rec.Check.Session, err)
+			}
+		}
+		if why := rein.RefuseExecutedByRein(rec, sess, key.ID); why != "" {
+			if err := anomaly("executed_by_refused: " + why); err != nil {
+				return err
+			}
+			return rein.Errorf(rein.ECodeForbidden, `a result "executed_by": "rein" is refused for check %s: %s (recorded as an anomaly); report it without executed_by`, id, why)
+		}
 	}
 	if !rec.Decision.Allows() {
 		what := "not_allowed: a result was reported for a check that was not allowed"
@@ -130,6 +161,57 @@ func (p *Pipeline) Result(ctx context.Context, key *rein.Key, id string, res *re
 	}
 	p.queueResultReview(ctx, rec, &stored, anomalies)
 	return nil
+}
+
+// checkExecution checks what a result says of the execution: who ran it
+// ("agent" when unsaid), the exit status, and the output's hashes. rein
+// exec must say all of it; an agent may say what it knows.
+func checkExecution(res *rein.CheckResult) error {
+	switch res.ExecutedBy {
+	case "":
+		res.ExecutedBy = rein.ExecutedByAgent
+	case rein.ExecutedByAgent, rein.ExecutedByRein:
+	default:
+		return rein.Errorf(rein.ECodeBadRequest, `"executed_by" is "agent" (the default) or "rein"`)
+	}
+	if res.ExitStatus != nil && (*res.ExitStatus < 0 || *res.ExitStatus > 255) {
+		return rein.Errorf(rein.ECodeBadRequest, `"exit_status" is 0..255`)
+	}
+	for name, h := range map[string]string{"stdout_sha256": res.StdoutSHA256, "stderr_sha256": res.StderrSHA256} {
+		hex, ok := strings.CutPrefix(h, "sha256:")
+		if h != "" && (!ok || !isLowerHex(hex, 64)) {
+			return rein.Errorf(rein.ECodeBadRequest, `%q must be "sha256:" and 64 lowercase hex digits`, name)
+		}
+	}
+	for name, n := range map[string]*int64{"stdout_bytes": res.StdoutBytes, "stderr_bytes": res.StderrBytes} {
+		if n != nil && *n < 0 {
+			return rein.Errorf(rein.ECodeBadRequest, `%q must be 0 or more`, name)
+		}
+	}
+	if res.ExecutedBy != rein.ExecutedByRein {
+		return nil
+	}
+	switch {
+	case res.ExitStatus == nil || res.StdoutSHA256 == "" || res.StderrSHA256 == "" || res.StdoutBytes == nil || res.StderrBytes == nil:
+		return rein.Errorf(rein.ECodeBadRequest, `a result executed by rein says "exit_status", "stdout_sha256", "stdout_bytes", "stderr_sha256" and "stderr_bytes"`)
+	case len(res.Args) == 0 && res.ArgsHash == "":
+		return rein.Errorf(rein.ECodeBadRequest, `a result executed by rein says what ran: "args" or "args_hash"`)
+	case (*res.ExitStatus == 0) != (res.Status == "succeeded"):
+		return rein.Errorf(rein.ECodeBadRequest, `"status" is "succeeded" exactly when "exit_status" is 0`)
+	}
+	return nil
+}
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // executedHash is the hash of the arguments a result says ran: computed from

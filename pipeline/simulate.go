@@ -64,6 +64,13 @@ func SessionDefaults(id string) map[string]any {
 // the given session state laid over a fresh session's. It runs the same
 // facts and policy stages as Check, and nothing else.
 func Simulate(set *policy.Set, tenant string, req *rein.CheckRequest, session map[string]any, now time.Time) (*Simulation, error) {
+	return simulate(set, tenant, req, session, nil, now)
+}
+
+// simulate is Simulate inside a session's containment (sandbox as policy
+// sees it; nil: not contained): an approver's edit in a contained session
+// is decided as a check of that session would be.
+func simulate(set *policy.Set, tenant string, req *rein.CheckRequest, session, sandbox map[string]any, now time.Time) (*Simulation, error) {
 	args, err := rein.ParseArgs(req.Args)
 	if err != nil {
 		return nil, err
@@ -78,7 +85,7 @@ func Simulate(set *policy.Set, tenant string, req *rein.CheckRequest, session ma
 	}
 	assessment := risk.Assess(req.Tool, args, risk.Env{Tools: set.Tools(), Workspace: set.Workspace(), Lookup: LookupHost})
 	in := &policy.Input{Tool: req.Tool, Args: args, Agent: req.Agent, Tenant: tenant, Intent: req.Intent,
-		Labels: req.Labels, Risk: assessment.Tags, Facts: assessment.Facts, Session: sess, Now: now}
+		Labels: req.Labels, Risk: assessment.Tags, Facts: assessment.Facts, Session: sess, Sandbox: sandbox, Now: now}
 	if req.Cost != nil {
 		in.Cost = *req.Cost
 	}

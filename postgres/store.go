@@ -691,6 +691,12 @@ func (db *DB) ContainSession(ctx context.Context, tenant, id, agent string, sb *
 	return db.changeSession(ctx, tenant, id, fresh, func(s *rein.Session) error { return s.Contain(sb) }, e)
 }
 
+// EndSandbox records that the contained command of a session ended
+// (Session.EndSandbox).
+func (db *DB) EndSandbox(ctx context.Context, tenant, id, keyID string, end rein.SandboxEnd, at time.Time, e *rein.Entry) (*rein.Session, error) {
+	return db.changeSession(ctx, tenant, id, nil, func(s *rein.Session) error { return s.EndSandbox(keyID, end, at) }, e)
+}
+
 // changeSession applies change (a rule of rein.Session) to a session, its
 // row locked, with its audit entry; every replica forgets what it knew of
 // open sessions. A session without checks is inserted as fresh changed, or

@@ -1367,4 +1367,23 @@ func containSession(t *testing.T, s rein.Store) {
 	if st, _, _ := s.SessionState(ctx, "acme", "sb2", ""); st == nil || st.Sandbox != nil {
 		t.Fatalf("the uncontained session: %+v", st)
 	}
+	// The end of the contained command is kept with the session, once, for
+	// the key that contains it.
+	end := &rein.Entry{TS: t0, Tenant: "acme", Kind: rein.KindSandboxEnded, Actor: "builder", Subject: "sb1", Data: map[string]any{}}
+	if _, err := s.EndSandbox(ctx, "acme", "sb1", "key_2", rein.SandboxEnd{ExitStatus: 0}, t0, end); rein.ErrorCode(err) != rein.ECodeNotFound {
+		t.Fatalf("another key ends the contained command: %v", err)
+	}
+	if _, err := s.EndSandbox(ctx, "acme", "sb2", "key_1", rein.SandboxEnd{ExitStatus: 0}, t0, end); rein.ErrorCode(err) != rein.ECodeNotFound {
+		t.Fatalf("end the command of an uncontained session: %v", err)
+	}
+	got, err = s.EndSandbox(ctx, "acme", "sb1", "key_1", rein.SandboxEnd{ExitStatus: 137, StoppedBy: "lck_1"}, t0.Add(time.Minute), end)
+	if err != nil || got.Sandbox.EndedAt == nil || *got.Sandbox.ExitStatus != 137 || got.Sandbox.StoppedBy != "lck_1" {
+		t.Fatalf("end the contained command: %v %+v", err, got)
+	}
+	if st, _, _ := s.SessionState(ctx, "acme", "sb1", ""); st == nil || st.Sandbox.EndedAt == nil || !st.Sandbox.EndedAt.Equal(t0.Add(time.Minute)) || st.Sandbox.Profile != "coding" {
+		t.Fatalf("the ended contained session as read back: %+v", st)
+	}
+	if _, err := s.EndSandbox(ctx, "acme", "sb1", "key_1", rein.SandboxEnd{}, t0, end); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Fatalf("end the contained command twice: %v", err)
+	}
 }

@@ -13,8 +13,12 @@ func init() {
 	register(&command{name: "stop", summary: "kill switch: deny every check of an agent, session, tool or tenant at once (admin)",
 		args: "[--agent A] [--session S] [--tool GLOB] [--tenant T|*] [--for 1h] --reason R",
 		example: `  rein stop --agent builder --reason "incident 42: runaway spending"
+  rein stop --session run_01J8Z6 --reason "runaway build"   # a contained run (rein run, rein exec) is killed too
   rein stop --tool "payments.*" --for 30m --reason "payment provider outage"
-  rein stop --reason "stop everything in this tenant"`,
+  rein stop --reason "stop everything in this tenant"
+
+A lock that names no tool also ends every process of a contained run of the
+session, agent or tenant it names (rein run exits 137).`,
 		run: runStop})
 	register(&command{name: "locks", summary: "list the locks in force (admin, auditor, approver)",
 		args: "[--output json]", example: "  rein locks", run: runLocks})

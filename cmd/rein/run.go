@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"syscall"
-	"time"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/client"
@@ -38,7 +34,9 @@ Inside, the command reads and writes its workspace (secrets such as .env are
 masked, files that arm later execution such as .git/hooks are read only),
 reads the system paths of the profile, and reaches the network only through
 rein's egress proxy: every new destination is a net.connect check. The exit
-status is the command's; 2 when containment cannot be set up.
+status is the command's; 2 when containment cannot be set up; 137 when
+people stopped the session (a lock on it, e.g. the console's Stop): rein
+then kills every process of the run within about a second.
 
 For claude (Claude Code) and codex, rein run also wires their hooks to rein: every tool
 call is a check in the run's session, through a relay of the run that adds
@@ -87,145 +85,33 @@ func runRun(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "rein run: name the command after --: rein run -- make test")
 		return exitUsage
 	}
-	cwd, _ := os.Getwd()
-	ws := *workspace
-	if ws == "" {
-		ws = cwd
-	}
-	ws, err := filepath.Abs(ws)
-	if err == nil {
-		ws, err = filepath.EvalSymlinks(ws)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein run: workspace: %v\n", err)
-		return exitUsage
-	}
-	if ws == "/" || ws == os.Getenv("HOME") {
-		fmt.Fprintf(e.stderr, "rein run: %s cannot be the workspace: contain a project directory (--workspace)\n", ws)
-		return exitUsage
-	}
 	if _, err := exec.LookPath(command[0]); err != nil {
 		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
 		return 127
 	}
-	features := sandbox.Detect()
-	if m := features.Missing(); m != "" {
-		fmt.Fprintf(e.stderr, "rein run: containment cannot be set up, so nothing runs: %s\n", m)
-		return exitUsage
-	}
-	walls, err := sandbox.FindWalls(ws)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
-		return exitUsage
-	}
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein run: cannot find rein's own binary: %v\n", err)
-		return exitUsage
-	}
-	private, err := os.MkdirTemp("", "rein-run-")
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
-		return exitUsage
-	}
-	defer os.RemoveAll(private)
-
 	c := newClient()
 	if *session == "" {
 		*session = rein.NewID("run")
 	}
-	// The egress proxy, outside, on a Unix socket that the sandbox sees.
-	sockDir := filepath.Join(private, "run")
-	if err := os.MkdirAll(sockDir, 0o700); err != nil {
-		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
-		return exitUsage
+	r, code := contain(e, "rein run", c, *profile, *workspace, *session, *resolver)
+	if r == nil {
+		return code
 	}
-	sock := filepath.Join(sockDir, "proxy.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein run: the egress proxy cannot listen: %v\n", err)
-		return exitUsage
-	}
-	// The sandbox's user (mapped from the caller's) connects to it.
-	os.Chmod(sock, 0o600)
-	proxy := &egress.Proxy{
-		Decide: func(ctx context.Context, host string, port int) (egress.Verdict, error) {
-			return decideConnect(ctx, c, *session, host, port)
-		},
-		Report: func(ctx context.Context, id string, ok bool, address, summary string) {
-			status := "succeeded"
-			if !ok {
-				status = "failed"
-			}
-			c.Report(ctx, id, client.Result{Status: status, Summary: summary, Address: address})
-		},
-		Blocked: func(host string, port int, why string) {
-			fmt.Fprintf(e.stderr, "rein run: connection to %s:%d refused: %s\n", host, port, why)
-		},
-	}
-	if *resolver != "" {
-		if proxy.Resolve, err = egress.DNSResolver(*resolver); err != nil {
-			fmt.Fprintf(e.stderr, "rein run: --resolver: %v\n", err)
-			return exitUsage
-		}
-	}
-	go proxy.Serve(l)
-	defer l.Close()
-
-	agent, err := containAgent(command, os.Environ(), private, sockDir, c, *session, *hooks)
+	defer r.close()
+	agent, err := containAgent(command, os.Environ(), r.private, filepath.Dir(r.sock), c, *session, *hooks)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
 		return exitUsage
 	}
 	defer agent.Close()
-
-	// The session starts contained, so that policy sees sandbox.contained
-	// in its checks: rein refuses a session that already ran outside. The
-	// profile applied is the one rein answers with (the policy's).
-	prof, err := startContained(ctx, c, *session, client.SandboxStart{Profile: *profile, Workspace: ws, Command: command,
-		Features: features.String(), Agent: agent.record.Agent, Hooks: agent.record.Hooks, Credentials: agent.record.Credentials,
-		ModelEndpoint: agent.record.ModelEndpoint, Resolver: *resolver})
-	if err != nil {
+	r.forward, r.files, r.pass = agent.forward, agent.files, agent.pass
+	start := client.SandboxStart{Runner: rein.RunnerRun, Command: command, Agent: agent.record.Agent, Hooks: agent.record.Hooks,
+		Credentials: agent.record.Credentials, ModelEndpoint: agent.record.ModelEndpoint, Resolver: *resolver}
+	if err := r.record(ctx, start); err != nil {
 		return fail(e, "rein run", err)
 	}
-	spec := sandbox.Spec{Profile: prof, Workspace: ws, Dir: cwd, Command: command, Environ: os.Environ(), Private: private,
-		ProxySocket: sock, ProxyPort: 3128, Self: self, Forward: agent.forward, Files: agent.files, Pass: agent.pass}
-	cmd, err := sandbox.Command(spec, features, walls)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
-		c.EndSandbox(context.WithoutCancel(ctx), *session, client.SandboxEnd{ExitStatus: exitUsage, Quarantined: []string{}})
-		return exitUsage
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(e.stderr, "rein run: starting the sandbox: %v\n", err)
-		return exitUsage
-	}
-	err = cmd.Wait()
-	status := 0
-	defer func() {
-		moved := quarantine(e, ws, *session, walls)
-		end := client.SandboxEnd{ExitStatus: status, DurationMS: time.Since(start).Milliseconds(), Quarantined: moved}
-		if err := c.EndSandbox(context.WithoutCancel(ctx), *session, end); err != nil {
-			fmt.Fprintf(e.stderr, "rein run: the end of the contained session could not be recorded: %v\n", err)
-		}
-	}()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			status = 128 + int(ws.Signal())
-		} else {
-			status = ee.ExitCode()
-		}
-	case err != nil:
-		fmt.Fprintf(e.stderr, "rein run: %v\n", err)
-		status = exitUsage
-	}
+	status, stop := r.run(ctx, command, e.stdin, e.stdout, e.stderr)
+	r.end(ctx, status, stop)
 	return status
 }
 

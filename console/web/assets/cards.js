@@ -219,6 +219,13 @@ export function willRunView(a, marks = []) {
  * longer current (409), and the card then shows the current one and says
  * so, without voting again.
  */
+// destination names what a contained run's net.connect approval opens:
+// "api.stripe.com:443 from session X".
+function destination(a) {
+  if (a.tool !== 'net.connect' || !a.args || !a.args.host) return null;
+  return h('span', { class: 'destination' }, h('strong', {}, `${a.args.host}:${a.args.port}`), a.session ? ` from session ${a.session} ` : ' ');
+}
+
 export function approvalCard(a, { who, onResolved, onChanged, detail = false }) {
   const card = h('article', { class: 'card approval', id: 'card-' + a.id, tabindex: '-1', dataset: { id: a.id, kind: 'approval' }, 'aria-labelledby': 'title-' + a.id });
   const body = h('div', { class: 'card-body' });
@@ -240,7 +247,7 @@ export function approvalCard(a, { who, onResolved, onChanged, detail = false }) 
   const tenantQ = t && t !== who.tenant ? '?tenant=' + encodeURIComponent(t) : '';
   card.append(
     h('header', { class: 'card-head' },
-      h('h2', { id: 'title-' + a.id }, h('code', { class: 'tool' }, a.tool), ' ', headBadge),
+      h('h2', { id: 'title-' + a.id }, h('code', { class: 'tool' }, a.tool), ' ', destination(a), headBadge),
       h('div', { class: 'meta' },
         h('span', {}, 'agent ', h('strong', { class: 'agent' }, a.agent)),
         h('span', {}, 'session ', a.session ? link('/sessions/' + encodeURIComponent(a.session), a.session, t) : h('span', { class: 'muted' }, 'none')),

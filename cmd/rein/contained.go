@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/client"
+	"github.com/reinhq/rein/egress"
+	"github.com/reinhq/rein/sandbox"
+)
+
+// exitStopped is the exit status of a contained run that people stopped
+// (a lock on its session): 128 + SIGKILL, as for any process killed so.
+const exitStopped = 128 + int(syscall.SIGKILL)
+
+// stopPoll is how often a contained run asks rein whether its session was
+// stopped; a Stop ends the run within about this long.
+const stopPoll = 500 * time.Millisecond
+
+// containment is what rein run and rein exec share: a workspace and its
+// walls, the egress proxy on a Unix socket the sandbox sees, the session
+// the run's checks belong to, and the private directory that holds the
+// sandbox's home.
+type containment struct {
+	e        *env
+	what     string // "rein run", "rein exec": the prefix of messages
+	c        *client.Client
+	profile  string          // the name asked for
+	prof     sandbox.Profile // the policy's, as rein answered at record
+	ws, cwd  string
+	session  string
+	features sandbox.Features
+	walls    sandbox.Walls
+	self     string
+	private  string
+	sock     string
+	proxy    net.Listener
+	started  time.Time
+	// What an agent CLI needs inside (rein run's relay and credentials):
+	// further ports carried out, files shown, variables passed.
+	forward []sandbox.Forward
+	files   []sandbox.File
+	pass    []string
+}
+
+// contain prepares a contained run in workspace (default: the current
+// directory) with the named profile of the policy (applied once rein
+// answers with it, at record), and starts the egress proxy, resolving
+// allowed names with resolver (host:port; "": the system's). It returns nil
+// and the exit status when containment cannot be set up: nothing runs
+// unconfined.
+func contain(e *env, what string, c *client.Client, profile, workspace, session, resolver string) (*containment, int) {
+	r := &containment{e: e, what: what, c: c, session: session, profile: profile}
+	r.cwd, _ = os.Getwd()
+	ws := workspace
+	if ws == "" {
+		ws = r.cwd
+	}
+	ws, err := filepath.Abs(ws)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: workspace: %v\n", what, err)
+		return nil, exitUsage
+	}
+	if ws == "/" || ws == os.Getenv("HOME") {
+		fmt.Fprintf(e.stderr, "%s: %s cannot be the workspace: contain a project directory (--workspace)\n", what, ws)
+		return nil, exitUsage
+	}
+	r.ws = ws
+	r.features = sandbox.Detect()
+	if m := r.features.Missing(); m != "" {
+		fmt.Fprintf(e.stderr, "%s: containment cannot be set up, so nothing runs: %s\n", what, m)
+		return nil, exitUsage
+	}
+	if r.walls, err = sandbox.FindWalls(ws); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", what, err)
+		return nil, exitUsage
+	}
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: cannot find rein's own binary: %v\n", what, err)
+		return nil, exitUsage
+	}
+	r.self = self
+	if r.private, err = os.MkdirTemp("", "rein-run-"); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", what, err)
+		return nil, exitUsage
+	}
+	// The egress proxy, outside, on a Unix socket that the sandbox sees.
+	sockDir := filepath.Join(r.private, "run")
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", what, err)
+		r.close()
+		return nil, exitUsage
+	}
+	r.sock = filepath.Join(sockDir, "proxy.sock")
+	if r.proxy, err = net.Listen("unix", r.sock); err != nil {
+		fmt.Fprintf(e.stderr, "%s: the egress proxy cannot listen: %v\n", what, err)
+		r.close()
+		return nil, exitUsage
+	}
+	// The sandbox's user (mapped from the caller's) connects to it.
+	os.Chmod(r.sock, 0o600)
+	proxy := &egress.Proxy{
+		Decide: func(ctx context.Context, host string, port int) (egress.Verdict, error) {
+			return decideConnect(ctx, c, session, host, port)
+		},
+		Report: func(ctx context.Context, id string, ok bool, address, summary string) {
+			status := "succeeded"
+			if !ok {
+				status = "failed"
+			}
+			c.Report(ctx, id, client.Result{Status: status, Summary: summary, Address: address})
+		},
+		Blocked: func(host string, port int, why string) {
+			fmt.Fprintf(e.stderr, "%s: connection to %s:%d refused: %s\n", what, host, port, why)
+		},
+	}
+	if resolver != "" {
+		if proxy.Resolve, err = egress.DNSResolver(resolver); err != nil {
+			fmt.Fprintf(e.stderr, "%s: --resolver: %v\n", what, err)
+			r.close()
+			return nil, exitUsage
+		}
+	}
+	go proxy.Serve(r.proxy)
+	return r, 0
+}
+
+func (r *containment) close() {
+	if r.proxy != nil {
+		r.proxy.Close()
+	}
+	os.RemoveAll(r.private)
+}
+
+// record starts the session contained (sandbox.started), so that policy
+// sees sandbox.contained in its checks: rein refuses a session that already
+// ran outside. The profile applied is the one rein answers with (the
+// policy's).
+func (r *containment) record(ctx context.Context, start client.SandboxStart) error {
+	start.Profile, start.Workspace, start.Features = r.profile, r.ws, r.features.String()
+	prof, err := startContained(ctx, r.c, r.session, start)
+	if err != nil {
+		return err
+	}
+	r.prof, r.started = prof, time.Now()
+	return nil
+}
+
+// run runs command in the sandbox with the given standard streams and
+// returns its exit status. While it runs, it watches the session: once a
+// lock stops it, every process of the sandbox is killed (the sandbox is a
+// pid namespace: its first process takes every other with it) and the
+// status is exitStopped, with the lock.
+func (r *containment) run(ctx context.Context, command []string, stdin io.Reader, stdout, stderr io.Writer) (int, *rein.Lock) {
+	spec := sandbox.Spec{Profile: r.prof, Workspace: r.ws, Dir: r.cwd, Command: command, Environ: os.Environ(), Private: r.private,
+		ProxySocket: r.sock, ProxyPort: 3128, Self: r.self, Forward: r.forward, Files: r.files, Pass: r.pass}
+	cmd, err := sandbox.Command(spec, r.features, r.walls)
+	if err != nil {
+		fmt.Fprintf(r.e.stderr, "%s: %v\n", r.what, err)
+		return exitUsage, nil
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(r.e.stderr, "%s: starting the sandbox: %v\n", r.what, err)
+		return exitUsage, nil
+	}
+	watch, stopWatch := context.WithCancel(ctx)
+	stopped := make(chan *rein.Lock, 1)
+	go func() { stopped <- r.watchStop(watch, cmd.Process) }()
+	err = cmd.Wait()
+	stopWatch()
+	stop := <-stopped
+	var ee *exec.ExitError
+	switch {
+	case stop != nil:
+		fmt.Fprintf(r.e.stderr, "%s: stopped by %s (lock %s): %s; every process of the run was killed\n", r.what, stop.CreatedBy, stop.ID, stop.Reason)
+		return exitStopped, stop
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	case err != nil:
+		fmt.Fprintf(r.e.stderr, "%s: %v\n", r.what, err)
+		return exitUsage, nil
+	}
+	return 0, nil
+}
+
+// watchStop polls the session until ctx ends; when a lock stops it, it
+// kills the sandbox and returns the lock. rein unreachable for a while
+// does not stop the run (the contained command cannot reach anything
+// but through rein anyway); it is said once.
+func (r *containment) watchStop(ctx context.Context, p *os.Process) *rein.Lock {
+	t := time.NewTicker(stopPoll)
+	defer t.Stop()
+	warned := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := r.c.Sandbox(qctx, r.session)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && !warned:
+			fmt.Fprintf(r.e.stderr, "%s: cannot ask rein whether the session was stopped (it keeps asking): %v\n", r.what, err)
+			warned = true
+		case err == nil && st.Stop != nil:
+			p.Signal(syscall.SIGKILL)
+			return st.Stop
+		}
+	}
+}
+
+// end records how the contained command ended (sandbox.ended), after
+// moving out of the workspace the files that arm later execution which
+// the run created.
+func (r *containment) end(ctx context.Context, status int, stop *rein.Lock) {
+	moved := quarantine(r.e, r.ws, r.session, r.walls)
+	end := client.SandboxEnd{ExitStatus: status, DurationMS: time.Since(r.started).Milliseconds(), Quarantined: moved}
+	if stop != nil {
+		end.StoppedBy = stop.ID
+	}
+	if err := r.c.EndSandbox(context.WithoutCancel(ctx), r.session, end); err != nil {
+		fmt.Fprintf(r.e.stderr, "%s: the end of the contained session could not be recorded: %v\n", r.what, err)
+	}
+}
