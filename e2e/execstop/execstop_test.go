@@ -6,11 +6,14 @@
 package execstop
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,6 +24,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/e2e/internal/harness"
+	"github.com/reinhq/rein/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(harness.Main(m, nil)) }
@@ -377,4 +381,107 @@ func TestStopEndsEveryProcess(t *testing.T) {
 	if st.Sandbox.ExitStatus == nil || *st.Sandbox.ExitStatus != 137 || st.Sandbox.StoppedBy != lock.ID || st.Stop == nil {
 		t.Errorf("the stopped session: %+v", st)
 	}
+}
+
+// TestConsoleLiveSession: the console shows a running contained session
+// (what runs, where, its boundary checks and the destination waiting for
+// approval), and its Stop, pressed by an admin in Chromium, ends every
+// process of the run (e2e/browser/livesession.mjs).
+func TestConsoleLiveSession(t *testing.T) {
+	e := newEnv(t, execPolicy)
+	code, body := harness.HTTPDo(t, "POST", e.s.URL+"/v1/keys", e.keys["admin"],
+		[]byte(`{"name":"olga","tenant":"acme","roles":["admin","approver"],"groups":["oncall"]}`), "application/json")
+	if code != 201 {
+		t.Fatalf("create key olga: %d %s", code, body)
+	}
+	var created struct{ Key string }
+	json.Unmarshal(body, &created)
+	e.keys["olga"] = created.Key
+
+	n := 3000 + rand.IntN(5000)
+	marker := fmt.Sprintf("sleep %d", n)
+	ws := t.TempDir()
+	// The run asks for one destination (held while people decide) and sleeps.
+	script := fmt.Sprintf(`(exec 3<>/dev/tcp/127.0.0.1/3128; printf 'CONNECT api.stripe.com:443 HTTP/1.1\r\nHost: api.stripe.com\r\n\r\n' >&3; head -1 <&3) & sleep %d`, n)
+	cmd := exec.Command(harness.Bin, "run", "--workspace", ws, "--session", "live-1", "--", "bash", "-c", script)
+	cmd.Dir, cmd.Env = ws, harness.CleanEnv(append(e.s.ClientEnv(e.keys["builder"]), "HOME="+t.TempDir())...)
+	var out harness.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		for _, p := range processesWith(marker) {
+			var pid int
+			fmt.Sscanf(p, "%d:", &pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	runBrowser(t, e, "livesession.mjs", map[string]func(string) string{
+		"running": func(string) string {
+			var pending []struct{ Tool string }
+			harness.Eventually(t, 30*time.Second, "the run's destination waiting for approval", func() string {
+				e.api("GET", "/v1/approvals?status=pending&session=live-1", e.keys["alice"], nil, &pending)
+				if len(pending) != 1 || pending[0].Tool != "net.connect" || len(processesWith(marker)) == 0 {
+					return fmt.Sprintf("%d pending approvals, processes %v; rein run said: %s", len(pending), processesWith(marker), out.String())
+				}
+				return ""
+			})
+			return "live-1"
+		},
+		"workspace": func(string) string { w, _ := filepath.EvalSymlinks(ws); return w },
+		"stopped": func(string) string {
+			code := waitExit(t, cmd, 20*time.Second)
+			if left := processesWith(marker); code != 137 || len(left) > 0 {
+				return fmt.Sprintf("FAIL: exit %d, left %v\n%s", code, left, out.String())
+			}
+			return "exit 137, nothing left"
+		},
+	})
+}
+
+// runBrowser runs node e2e/browser/SCRIPT against the environment's server
+// with Debian's Chromium, answering its "@step NAME ARG" lines with steps;
+// the script's exit status decides.
+func runBrowser(t *testing.T, e *env, script string, steps map[string]func(string) string) {
+	t.Helper()
+	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "browser"))
+	chromium := testenv.Chromium(t)
+	keys, _ := json.Marshal(e.keys)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Dir = dir
+	cmd.Env = harness.CleanEnv("REIN_URL="+e.s.URL, "REIN_KEYS="+string(keys), "CHROMIUM="+chromium, "SCREENSHOT_DIR="+t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr harness.SyncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start node %s: %v", script, err)
+	}
+	var log strings.Builder
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		log.WriteString(line + "\n")
+		rest, ok := strings.CutPrefix(line, "@step ")
+		if !ok {
+			continue
+		}
+		name, arg, _ := strings.Cut(rest, " ")
+		answer := "FAIL: the Go test has no step " + name
+		if f := steps[name]; f != nil {
+			answer = f(arg)
+		}
+		if strings.HasPrefix(answer, "FAIL") {
+			t.Errorf("step %s: %s", name, answer)
+		}
+		io.WriteString(stdin, strings.ReplaceAll(answer, "\n", " ")+"\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("browser script %s failed: %v\nstdout:\n%s\nstderr:\n%s\nrein serve stderr:\n%s", script, err, log.String(), stderr.String(), e.s.Stderr.String())
+	}
+	t.Logf("browser script output:\n%s", log.String())
 }

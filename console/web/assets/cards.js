@@ -208,6 +208,13 @@ export function willRunView(a, marks = []) {
   return revisionOf(a) === 1 ? args : [changesView(a), args];
 }
 
+// destination names what a contained run's net.connect approval opens:
+// "api.stripe.com:443 from session X".
+function destination(a) {
+  if (a.tool !== 'net.connect' || !a.args || !a.args.host) return null;
+  return h('span', { class: 'destination' }, h('strong', {}, `${a.args.host}:${a.args.port}`), a.session ? ` from session ${a.session} ` : ' ');
+}
+
 /**
  * approvalCard renders an approval. opts.onResolved(a) is called when a
  * vote leaves it no longer pending; opts.onChanged(a) when the card learns
@@ -219,13 +226,6 @@ export function willRunView(a, marks = []) {
  * longer current (409), and the card then shows the current one and says
  * so, without voting again.
  */
-// destination names what a contained run's net.connect approval opens:
-// "api.stripe.com:443 from session X".
-function destination(a) {
-  if (a.tool !== 'net.connect' || !a.args || !a.args.host) return null;
-  return h('span', { class: 'destination' }, h('strong', {}, `${a.args.host}:${a.args.port}`), a.session ? ` from session ${a.session} ` : ' ');
-}
-
 export function approvalCard(a, { who, onResolved, onChanged, detail = false }) {
   const card = h('article', { class: 'card approval', id: 'card-' + a.id, tabindex: '-1', dataset: { id: a.id, kind: 'approval' }, 'aria-labelledby': 'title-' + a.id });
   const body = h('div', { class: 'card-body' });

@@ -83,7 +83,7 @@ export async function render(main, { who, arg }) {
     const canVote = hasRole(who, 'approver', 'admin');
     fill(boundary, h('h2', {}, 'Boundary'),
       waiting.length ? h('div', { id: 'waiting' }, waiting.map((a) => canVote
-        ? approvalCard(a, { who, onResolved: () => refresh(), onChanged: () => refresh() })
+        ? approvalCard(a, { who, onResolved: () => refresh(), onChanged: () => refresh() }).el
         : h('p', { class: 'notice' }, h('strong', {}, dest(a.args)), ` from session ${id} waits for approval`)))
         : null,
       crossings.length ? h('ul', { class: 'crossings', id: 'crossings' }, crossings.map((c) => {
