@@ -189,6 +189,44 @@ func claudeHooks() []byte {
 // Linux.
 const claudeManagedSettings = "/etc/claude-code/managed-settings.json"
 
+// claudeManagedDropIns are further managed settings of the machine's,
+// shown read only inside as they are.
+const claudeManagedDropIns = "/etc/claude-code/managed-settings.d"
+
+// mergeClaudeHooks adds rein's hooks (ours) to the machine's managed
+// settings (base, empty when there are none), keeping every other setting
+// and hook of base. Managed settings that switch hooks off cannot carry
+// rein's: an error says so.
+func mergeClaudeHooks(base, ours []byte) ([]byte, error) {
+	if len(strings.TrimSpace(string(base))) == 0 {
+		return ours, nil
+	}
+	var b, o map[string]any
+	if err := json.Unmarshal(base, &b); err != nil || b == nil {
+		return nil, fmt.Errorf("not a JSON object, so rein's hooks cannot be added to it (%v); run with --hooks=false", err)
+	}
+	json.Unmarshal(ours, &o)
+	if v, _ := b["disableAllHooks"].(bool); v {
+		return nil, fmt.Errorf("the machine's managed settings switch all hooks off (disableAllHooks), so rein's cannot run; run with --hooks=false")
+	}
+	hooks, ok := b["hooks"].(map[string]any)
+	if b["hooks"] != nil && !ok {
+		return nil, fmt.Errorf(`"hooks" is not an object, so rein's hooks cannot be added to it; run with --hooks=false`)
+	}
+	if hooks == nil {
+		hooks = map[string]any{}
+	}
+	for event, groups := range o["hooks"].(map[string]any) {
+		have, ok := hooks[event].([]any)
+		if hooks[event] != nil && !ok {
+			return nil, fmt.Errorf(`"hooks.%s" is not a list, so rein's hooks cannot be added to it; run with --hooks=false`, event)
+		}
+		hooks[event] = append(have, groups.([]any)...)
+	}
+	b["hooks"] = hooks
+	return json.MarshalIndent(b, "", "  ")
+}
+
 // insideSelfPath is rein's binary inside the sandbox.
 const insideSelfPath = "/.rein/rein"
 
@@ -196,12 +234,31 @@ const insideSelfPath = "/.rein/rein"
 func hookFiles(cli *agentCLI, dir string) ([]sandbox.File, error) {
 	switch cli.name {
 	case "claude":
+		// The machine's own managed settings (an administrator's) stay in
+		// force inside, with rein's hooks added to them.
+		base, err := os.ReadFile(claudeManagedSettings)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("cannot read %s to add rein's hooks to it: %v", claudeManagedSettings, err)
+		}
+		merged, err := mergeClaudeHooks(base, claudeHooks())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", claudeManagedSettings, err)
+		}
 		p := filepath.Join(dir, "claude-managed-settings.json")
-		if err := os.WriteFile(p, claudeHooks(), 0o644); err != nil {
+		if err := os.WriteFile(p, merged, 0o644); err != nil {
 			return nil, err
 		}
-		return []sandbox.File{{Src: p, Dst: claudeManagedSettings}}, nil
+		files := []sandbox.File{{Src: p, Dst: claudeManagedSettings}}
+		if st, err := os.Stat(claudeManagedDropIns); err == nil && st.IsDir() {
+			files = append(files, sandbox.File{Src: claudeManagedDropIns, Dst: claudeManagedDropIns})
+		}
+		return files, nil
 	case "codex":
+		// rein does not rewrite an administrator's requirements: with
+		// them, Codex runs contained without rein's hooks only if asked.
+		if _, err := os.Lstat(codexRequirementsPath); err == nil {
+			return nil, fmt.Errorf("this machine has Codex requirements (%s), which rein does not rewrite to add its hooks; run with --hooks=false", codexRequirementsPath)
+		}
 		p := filepath.Join(dir, "codex-requirements.toml")
 		if err := os.WriteFile(p, codexRequirements(), 0o644); err != nil {
 			return nil, err

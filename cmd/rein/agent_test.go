@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,39 @@ func TestWireAgent(t *testing.T) {
 	for _, cmd := range []string{"sh", "bash", "claude-helper", "make"} {
 		if a := agentOf([]string{cmd}); a != nil {
 			t.Errorf("%s is taken for the agent CLI %s", cmd, a.name)
+		}
+	}
+}
+
+// TestMergeClaudeHooks: rein's hooks join an administrator's managed
+// settings, which stay as they are; settings that switch hooks off, or
+// that are not what Claude Code reads, refuse the run with how to go on.
+func TestMergeClaudeHooks(t *testing.T) {
+	ours := claudeHooks()
+	if got, err := mergeClaudeHooks(nil, ours); err != nil || string(got) != string(ours) {
+		t.Errorf("without managed settings: %s %v", got, err)
+	}
+	base := `{"permissions": {"deny": ["Read(./secrets/**)"]}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/corp/audit"}]}]}}`
+	got, err := mergeClaudeHooks([]byte(base), ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Permissions struct{ Deny []string }
+		Hooks       map[string][]struct {
+			Matcher string
+			Hooks   []struct{ Command string }
+		}
+	}
+	json.Unmarshal(got, &m)
+	pre := m.Hooks["PreToolUse"]
+	if len(m.Permissions.Deny) != 1 || len(pre) != 2 || pre[0].Hooks[0].Command != "/opt/corp/audit" ||
+		!strings.Contains(pre[1].Hooks[0].Command, "hook claude-code --server http://127.0.0.1:3129") || len(m.Hooks["PostToolUse"]) != 1 {
+		t.Errorf("merged managed settings: %s", got)
+	}
+	for _, bad := range []string{`[]`, `not json`, `{"disableAllHooks": true}`, `{"hooks": []}`, `{"hooks": {"PreToolUse": {}}}`} {
+		if _, err := mergeClaudeHooks([]byte(bad), ours); err == nil || !strings.Contains(err.Error(), "--hooks=false") {
+			t.Errorf("managed settings %s: %v", bad, err)
 		}
 	}
 }
