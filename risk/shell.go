@@ -189,6 +189,10 @@ func (s *shellScan) script(src string, depth int) {
 		s.tags["shell.parse_error"] = true
 		return
 	}
+	if !strings.Contains(src, "=") {
+		s.walk(f, depth) // no assignment anywhere: nothing is uncertain
+		return
+	}
 	for name := range uncertainAssigns(f) {
 		if s.uncertain == nil {
 			s.uncertain = map[string]bool{}
