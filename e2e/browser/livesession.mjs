@@ -36,7 +36,8 @@ run(async (browser) => {
   await stop.click();
   eq(await step('stopped'), 'exit 137, nothing left', 'what became of the run');
   await page.waitForFunction(() => (document.querySelector('#run-state') || {}).textContent?.includes('stopped'), null, { timeout: 15000 });
-  assert((await page.textContent('#session-lock')).includes('runaway agent'), 'the lock is shown with its reason');
+  // The lock is drawn after the run's state, in the same load.
+  await page.waitForFunction(() => (document.querySelector('#session-lock') || {}).textContent?.includes('runaway agent'), null, { timeout: 5000 });
   log(`ok: stopped from the console, the page says so ${Date.now() - clicked} ms after the click`);
   await shot(page, 'console-contained-session-stopped');
   eq(page.errors, [], 'page errors');
