@@ -1,5 +1,8 @@
 // Package e2e drives the real rein binary the way a user does: it starts
 // `rein serve`, runs the command line against it and speaks raw HTTP to it.
-// Run it with `go test ./e2e/...`: the SDK tests are the package e2e/sdk,
-// which go test runs beside this one, and both share e2e/internal/harness.
+// Run the whole suite with `go test ./e2e/...`: besides this package, the
+// web console (e2e/console), the MCP gateway (e2e/gateway), the agents'
+// entry points (e2e/hooks), replicas on PostgreSQL (e2e/replicas), the SDKs
+// (e2e/sdk) and rein run (e2e/contained, e2e/profiles) are packages that go
+// test runs side by side; all share e2e/internal/harness.
 package e2e

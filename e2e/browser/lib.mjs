@@ -1,4 +1,4 @@
-// Helpers for the console's browser tests. The Go test (e2e/console_test.go)
+// Helpers for the console's browser tests. The Go test (e2e/console/console_test.go)
 // starts rein and this script; the script drives Debian's Chromium with
 // playwright-core. When it needs something done outside the browser (an
 // agent's check, a question), it prints "@step NAME ARG" and waits for the

@@ -31,7 +31,7 @@ import (
 // run makes `calls` sequential calls per path and reports p50/p99 of both
 // and of the difference. Run it with:
 //
-//	go test -run '^$' -bench MCPGatewayLatency -benchtime 1x ./e2e
+//	go test -run '^$' -bench MCPGatewayLatency -benchtime 1x ./e2e/gateway
 func BenchmarkMCPGatewayLatency(b *testing.B) {
 	const calls = 2000
 	npm := testenv.NodeModules(b, filepath.Join(harness.ModuleRoot, "e2e", "mcp"))

@@ -185,7 +185,7 @@ rules:
 // the waiter on B, approves on A, and measures from the vote's answer to
 // the waiter's allow; p50 and p99 are reported. Run:
 //
-//	go test ./e2e -run '^$' -bench ApprovalAcrossReplicas -benchtime 200x
+//	go test ./e2e/replicas -run '^$' -bench ApprovalAcrossReplicas -benchtime 200x
 func BenchmarkApprovalAcrossReplicas(b *testing.B) {
 	c := harness.NewPGCluster(b, harness.ApprovalsPolicy)
 	ra, rb := c.Start(), c.Start()

@@ -1,9 +1,11 @@
 // Package harness runs the real rein for the end-to-end test packages
 // under e2e/: it builds the binary once per test binary, starts `rein
 // serve`, runs the CLI, and checks every API answer against the OpenAPI
-// document. The suite is split into packages (e2e, e2e/sdk, ...) so that
-// go test runs them side by side, each far from go test's time limit; they
-// share what is here.
+// document, and holds the environments the packages share (approvals,
+// MCP, the console, PostgreSQL clusters, audit and event readers). The
+// suite is split into packages (e2e, e2e/console, e2e/gateway, e2e/sdk,
+// ...) so that go test runs them side by side, each far from go test's
+// time limit.
 package harness
 
 import (
