@@ -10,8 +10,11 @@ package harness
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -73,12 +77,8 @@ func Main(m *testing.M, ready func()) int {
 	}
 	defer os.RemoveAll(dir)
 	Bin = filepath.Join(dir, "rein")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", Bin, "./cmd/rein")
-	build.Dir = ModuleRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/rein failed: %v\n%s", err, out)
+	if err := build(Bin); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 2
 	}
 	if ready != nil {
@@ -126,4 +126,57 @@ func CleanEnv(extra ...string) []string {
 		}
 	}
 	return append(env, extra...)
+}
+
+// build builds rein to bin. The packages of a run (go test ./... runs them
+// side by side) share one build: each builds into the same file of the
+// module's directory in the user's cache, one at a time, where go build
+// relinks only when the sources changed, and takes a hard link (or a copy)
+// of it, so that a later build never replaces a binary a package is using.
+// Linking rein is most of a build when nothing changed: a minute on a busy
+// two-core machine, which every package paid before it could start.
+func build(bin string) error {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(ModuleRoot))
+	dir := filepath.Join(cache, "rein-e2e", "bin-"+hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock %s: %v", dir, err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	shared := filepath.Join(dir, "rein")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", shared, "./cmd/rein")
+	cmd.Dir = ModuleRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/rein failed: %v\n%s", err, out)
+	}
+	if os.Link(shared, bin) == nil {
+		return nil
+	}
+	src, err := os.Open(shared)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
