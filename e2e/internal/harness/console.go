@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"context"
@@ -239,4 +240,45 @@ func MustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// UntarBundle unpacks the tar file at path into dir and returns the one
+// directory it holds.
+func UntarBundle(path, dir string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	top := ""
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("the bundle is not a tar file: %v", err)
+		}
+		name := filepath.Clean(h.Name)
+		d, _, ok := strings.Cut(name, string(filepath.Separator))
+		if !ok || strings.HasPrefix(name, "..") || filepath.IsAbs(name) || (top != "" && d != top) {
+			return "", fmt.Errorf("unexpected name %q in the bundle", h.Name)
+		}
+		top = d
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if top == "" {
+		return "", errors.New("the bundle is empty")
+	}
+	return filepath.Join(dir, top), nil
 }
