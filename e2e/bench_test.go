@@ -127,7 +127,7 @@ func TestBench(t *testing.T) {
 // policy is refused before any load, saying why.
 func TestBenchWrongPolicy(t *testing.T) {
 	t.Parallel()
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	key := harness.AgentKey(t, s, s.AdminKey(), "bench", "bench")
 	r := harness.Rein(t, s.ClientEnv(key), "bench", "--duration", "1s")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "bench/policy.yaml") {

@@ -15,9 +15,6 @@ import (
 	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
-// samplePolicy is the sample policy shipped with rein, relative to the module root.
-const samplePolicy = "examples/policy.yaml"
-
 // keyPattern matches an API key secret as rein shows it.
 var keyPattern = regexp.MustCompile(`rein_[A-Za-z0-9]{16,}`)
 
@@ -27,7 +24,7 @@ func TestAdminKeyBootstrap(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 
-	s := harness.StartServer(t, data, nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, data, nil, "--policy", harness.SamplePolicy)
 	info, err := os.Stat(filepath.Join(data, "admin.key"))
 	if err != nil {
 		t.Fatalf("first start wrote no admin key file: %v", err)
@@ -53,7 +50,7 @@ func TestAdminKeyBootstrap(t *testing.T) {
 	}
 	s.Stop()
 
-	again := harness.StartServer(t, data, nil, "--policy", samplePolicy)
+	again := harness.StartServer(t, data, nil, "--policy", harness.SamplePolicy)
 	if r := harness.Rein(t, again.ClientEnv(key), "keys", "list"); r.Code != 0 {
 		t.Errorf("after a restart the first admin key no longer works: %s", r)
 	}
@@ -68,7 +65,7 @@ func TestAdminKeyBootstrap(t *testing.T) {
 	t.Run("REIN_ADMIN_KEY", func(t *testing.T) {
 		data := t.TempDir()
 		chosen := "rein_e2echosenadminkey0123456789"
-		s := harness.StartServer(t, data, []string{"REIN_ADMIN_KEY=" + chosen}, "--policy", samplePolicy)
+		s := harness.StartServer(t, data, []string{"REIN_ADMIN_KEY=" + chosen}, "--policy", harness.SamplePolicy)
 		if _, err := os.Stat(filepath.Join(data, "admin.key")); err == nil || !os.IsNotExist(err) {
 			t.Errorf("with REIN_ADMIN_KEY set, want no admin.key file; stat says %v", err)
 		}
@@ -86,7 +83,7 @@ func TestAdminKeyBootstrap(t *testing.T) {
 // HTTP calls, payments and an unknown tool.
 func TestSamplePolicyTour(t *testing.T) {
 	t.Parallel()
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	agent := s.ClientEnv(harness.AgentKey(t, s, s.AdminKey(), "builder", "demo"))
 
 	t.Run("read-only shell command is allowed", func(t *testing.T) {
@@ -192,7 +189,7 @@ func TestExitCodes(t *testing.T) {
 	})
 
 	t.Run("deny is 1, allow is 0", func(t *testing.T) {
-		s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+		s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 		agent := s.ClientEnv(harness.AgentKey(t, s, s.AdminKey(), "builder", "demo"))
 		if r := harness.Rein(t, agent, "check", "crypto.mine"); r.Code != 1 {
 			t.Errorf("a denied check: exit %d, want 1\n%s", r.Code, r)
@@ -210,8 +207,8 @@ func TestPolicyTooling(t *testing.T) {
 	dir := t.TempDir()
 
 	t.Run("lint accepts the sample policy", func(t *testing.T) {
-		if r := harness.Rein(t, nil, "policy", "lint", samplePolicy); r.Code != 0 {
-			t.Errorf("rein policy lint %s: %s", samplePolicy, r)
+		if r := harness.Rein(t, nil, "policy", "lint", harness.SamplePolicy); r.Code != 0 {
+			t.Errorf("rein policy lint %s: %s", harness.SamplePolicy, r)
 		}
 	})
 
@@ -276,7 +273,7 @@ cases:
   - name: wiping root is surely fine
     check: {tool: shell.exec, args: {command: "rm -rf /"}}
     expect: {decision: allow}
-`, filepath.Join(harness.ModuleRoot, samplePolicy)))
+`, filepath.Join(harness.ModuleRoot, harness.SamplePolicy)))
 		r := harness.Rein(t, nil, "policy", "test", path)
 		if r.Code != 1 || !strings.Contains(r.Stdout, "1 passed, 1 failed") || !strings.Contains(r.Stdout, "wiping root is surely fine") {
 			t.Errorf("want exit 1, \"1 passed, 1 failed\" and the failing case named; got %s", r)
@@ -284,7 +281,7 @@ cases:
 	})
 
 	t.Run("explain prints a trace", func(t *testing.T) {
-		r := harness.Rein(t, nil, "policy", "explain", samplePolicy, "--check", `{"tool":"shell.exec","args":{"command":"rm -rf /"}}`)
+		r := harness.Rein(t, nil, "policy", "explain", harness.SamplePolicy, "--check", `{"tool":"shell.exec","args":{"command":"rm -rf /"}}`)
 		if r.Code == 2 {
 			t.Fatalf("rein policy explain: %s", r)
 		}
@@ -395,19 +392,19 @@ func versionOf(src []byte) string {
 // `rein policy push` replaces the live policy; a broken one changes nothing.
 func TestPolicyPush(t *testing.T) {
 	t.Parallel()
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	admin := s.AdminKey()
 	agent := s.ClientEnv(harness.AgentKey(t, s, admin, "builder", "demo"))
 	dir := t.TempDir()
 
 	var before policyDoc
 	harness.GetJSON(t, s.URL+"/v1/policy", admin, &before)
-	sample, err := os.ReadFile(filepath.Join(harness.ModuleRoot, samplePolicy))
+	sample, err := os.ReadFile(filepath.Join(harness.ModuleRoot, harness.SamplePolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if before.Version != versionOf(sample) {
-		t.Errorf("GET /v1/policy version = %q, want %q (sha256 of %s)", before.Version, versionOf(sample), samplePolicy)
+		t.Errorf("GET /v1/policy version = %q, want %q (sha256 of %s)", before.Version, versionOf(sample), harness.SamplePolicy)
 	}
 
 	newPolicy := filepath.Join(dir, "new.yaml")
@@ -476,7 +473,7 @@ rules:
 func TestRestartDurability(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	s := harness.StartServer(t, data, nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, data, nil, "--policy", harness.SamplePolicy)
 	admin := s.AdminKey()
 	agentKey := harness.AgentKey(t, s, admin, "builder", "demo")
 	agent := s.ClientEnv(agentKey)
@@ -491,7 +488,7 @@ func TestRestartDurability(t *testing.T) {
 	}
 
 	// The sample policy plus one rule, pushed through the API.
-	sample, err := os.ReadFile(filepath.Join(harness.ModuleRoot, samplePolicy))
+	sample, err := os.ReadFile(filepath.Join(harness.ModuleRoot, harness.SamplePolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +538,7 @@ func TestRestartDurability(t *testing.T) {
 // An admin creates, lists and revokes an agent key; a revoked key stops working at once.
 func TestKeysLifecycle(t *testing.T) {
 	t.Parallel()
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	admin := s.ClientEnv(s.AdminKey())
 	secret := harness.AgentKey(t, s, s.AdminKey(), "builder", "demo")
 	if r := harness.Rein(t, s.ClientEnv(secret), "check", "fs.read", "--args", `{"path":"README.md"}`); r.Code != 0 {
@@ -598,7 +595,7 @@ func TestHelp(t *testing.T) {
 // Malformed and oversized requests are refused cleanly and the server keeps serving.
 func TestServerSurvivesGarbage(t *testing.T) {
 	t.Parallel()
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	agentKey := harness.AgentKey(t, s, s.AdminKey(), "builder", "demo")
 
 	expectError := func(t *testing.T, what string, body []byte, status int, code string) {

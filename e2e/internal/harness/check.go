@@ -5,6 +5,10 @@ import (
 	"testing"
 )
 
+// SamplePolicy is the sample policy shipped with rein, relative to the
+// module root (where the CLI runs).
+const SamplePolicy = "examples/policy.yaml"
+
 // CheckAnswer is the part of a check response the tests look at.
 type CheckAnswer struct {
 	ID            string         `json:"id"`

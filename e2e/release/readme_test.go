@@ -1,4 +1,4 @@
-package e2e
+package release
 
 import (
 	"bufio"
@@ -79,7 +79,7 @@ func TestReadmeTourAsWritten(t *testing.T) {
 	if len(checks) < 8 {
 		t.Fatalf("found %d `bin/rein check` examples in the README; the tour has more", len(checks))
 	}
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	agent := harness.AgentKey(t, s, s.AdminKey(), "builder", "demo")
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
@@ -149,7 +149,7 @@ func TestReadmeMCPDemoAsWritten(t *testing.T) {
 		}
 	}
 	npm := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "mcp"))
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	agent := harness.AgentKey(t, s, s.AdminKey(), "claude", "demo")
 	// A directory like a clone of the repository: bin/rein, and the npm
 	// packages where `npx -y` finds the reference server without a download.
@@ -210,7 +210,7 @@ func TestReadmeMCPDemoAsWritten(t *testing.T) {
 // console is. An IP address there made every passkey ceremony a 409.
 func TestReadmeQuickStartHasPasskeys(t *testing.T) {
 	t.Parallel()
-	s := harness.StartServer(t, t.TempDir(), nil, "--policy", samplePolicy)
+	s := harness.StartServer(t, t.TempDir(), nil, "--policy", harness.SamplePolicy)
 	port := s.URL[strings.LastIndexByte(s.URL, ':')+1:]
 	base := "http://localhost:" + port
 	// The line follows "rein is listening on": it may still be on its way.

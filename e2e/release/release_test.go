@@ -1,4 +1,4 @@
-package e2e
+package release
 
 import (
 	"bufio"
@@ -184,7 +184,7 @@ func TestRelease(t *testing.T) {
 func TestImageEntrypoint(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
-	s := harness.StartServer(t, data, nil, "--config", "deploy/docker/rein.yaml", "--policy", samplePolicy)
+	s := harness.StartServer(t, data, nil, "--config", "deploy/docker/rein.yaml", "--policy", harness.SamplePolicy)
 	if !strings.HasPrefix(s.URL, "http://127.0.0.1:") {
 		t.Errorf("rein listens on %s, want the --listen flag's address", s.URL)
 	}
@@ -314,7 +314,7 @@ func TestVersionStory(t *testing.T) {
 	}
 
 	// The server names itself the same.
-	srv := exec.CommandContext(ctx, bin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--policy", samplePolicy)
+	srv := exec.CommandContext(ctx, bin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--policy", harness.SamplePolicy)
 	srv.Dir, srv.Env = harness.ModuleRoot, harness.CleanEnv()
 	stdout, err := srv.StdoutPipe()
 	if err != nil {
