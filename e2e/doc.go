@@ -4,6 +4,7 @@
 // web console (e2e/console, e2e/decisions), the MCP gateway (e2e/gateway),
 // the agents' entry points (e2e/hooks), replicas on PostgreSQL
 // (e2e/replicas), the README and the release (e2e/release), the SDKs
-// (e2e/sdk) and rein run (e2e/contained, e2e/profiles) are packages that
-// go test runs side by side; all share e2e/internal/harness.
+// (e2e/sdk), rein run and rein exec (e2e/contained, e2e/profiles,
+// e2e/execstop) are packages that go test runs side by side; all share
+// e2e/internal/harness.
 package e2e
