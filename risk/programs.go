@@ -601,6 +601,29 @@ var programs = map[string]*program{
 	"jq": {readOnly: true, operands: opProgram, source: "jq(1) jq 1.7 manual (INVOKING JQ; env, $ENV, import, include, -L)",
 		expression: jqUse},
 
+	// tree lists names (and sizes, modes, dates). Left out on purpose
+	// (unknown): -R with -H (writes 00Tree.html into every folder) and
+	// --fromfile (reads a listing from a file); -o writes its output.
+	"tree": {readOnly: true, operands: opList, source: "tree(1) 2.x",
+		opts: "a d l f x L= R P= I= --gitignore --gitfile= --ignore-case --matchdirs --metafirst --prune --info " +
+			"--infofile= --noreport --charset= --filelimit= o=:w q N Q p u g s h --si --du D --timefmt= F --inodes " +
+			"--device v t c U r --dirsfirst --filesfirst --sort= i A S n C X J --help --version"},
+	// file reads each file's first bytes. Left out on purpose (unknown):
+	// -z and -Z (look inside compressed files with external programs), -C
+	// (writes a compiled magic file), -m (reads magic files) and -f (reads
+	// the names of the files to test from a list). -s reads block devices
+	// named: those are judged as reads like any other.
+	"file": {readOnly: true, operands: opRead, source: "file(1) 5.x",
+		opts: "b|--brief i|--mime --mime-type --mime-encoding L|--dereference h|--no-dereference k|--keep-going " +
+			"s|--special-files N|--no-pad 0|--print0 p|--preserve-date r|--raw E e|--exclude= --exclude-quiet= " +
+			"F|--separator= P|--parameter= S|--no-sandbox --extension --apple l|--list v|--version --help"},
+	"column": {readOnly: true, operands: opRead, source: "column(1) util-linux",
+		opts: "t|--table s|--separator= o|--output-separator= c|--output-width= x|--fillrows N|--table-columns= " +
+			"R|--table-right= H|--table-hide= T|--table-truncate= W|--table-wrap= E|--table-noextreme= " +
+			"e|--table-header-repeat n|--table-name= O|--table-order= r|--tree= i|--tree-id= p|--tree-parent= " +
+			"J|--json d|--table-noheadings m|--table-maxout l|--table-columns-limit= L|--keep-empty-lines " +
+			"h|--help V|--version"},
+
 	"git": {operands: opNone, source: "git(1)", opts: gitGlobalOpts, subs: map[string]*program{
 		"status": {readOnly: true, operands: opNone, opts: gitStatusOpts, source: "git-status(1)"},
 		"log":    {readOnly: true, operands: opGitRevs, numeric: true, opts: gitDiffOpts, source: "git-log(1), diff options"},
