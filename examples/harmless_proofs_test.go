@@ -77,6 +77,17 @@ func TestSamplePolicyAllowsProvenReads(t *testing.T) {
 			t.Errorf("%q: allowed by %q (risk %v)", src, sim.Rule, sim.Risk)
 		}
 	}
+	// Grep's glob picks the files it reads: not allowed unasked.
+	for _, glob := range []string{".env*", "*.pem", "*", "**/*.go"} {
+		args, _ := json.Marshal(map[string]string{"pattern": "KEY", "glob": glob})
+		sim, err := pipeline.Simulate(set, "default", &rein.CheckRequest{Tool: "Grep", Agent: "agent", Args: args}, nil, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sim.Decision == rein.Allow {
+			t.Errorf("Grep glob %s: allowed by %q", glob, sim.Rule)
+		}
+	}
 	// The file tools reach the same answers for the same paths.
 	for _, c := range []struct {
 		tool, arg, path string
