@@ -271,3 +271,61 @@ rules:
 }
 
 var n2 = 2
+
+// TestSandboxStop: a contained run sees the lock that stops it: one on its
+// session, its agent or the tenant, naming no tool; a lock on one tool or
+// on another session does not stop it. Only the key that started it, or a
+// person of its tenant, reads it; a lock named as the stop on the end must
+// stop that session.
+func TestSandboxStop(t *testing.T) {
+	f := setup(t, "version: 1\nrules: []\n")
+	stored(t, f, f.key)
+	other := stored(t, f, &rein.Key{ID: "key_other", Name: "other", Tenant: "acme", Roles: []rein.Role{rein.RoleAgent}})
+	admin := &rein.Key{ID: "key_adm", Name: "ops", Tenant: "acme", Roles: []rein.Role{rein.RoleAdmin}}
+	ctx := context.Background()
+	if _, err := f.p.StartSandbox(ctx, f.key, "box", rein.SandboxStart{Profile: "coding", Workspace: "/srv/app", Command: []string{"make"}}); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() *rein.Lock {
+		t.Helper()
+		st, err := f.p.SandboxStop(ctx, f.key, "acme", "box")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Stop
+	}
+	if _, err := f.p.SandboxStop(ctx, other, "acme", "box"); rein.ErrorCode(err) != rein.ECodeNotFound {
+		t.Fatalf("another agent key reads the run's stop: %v", err)
+	}
+	if _, err := f.p.SandboxStop(ctx, approver("ann"), "acme", "box"); err != nil {
+		t.Fatalf("an approver reads the run's stop: %v", err)
+	}
+	lock := func(target rein.LockTarget) *rein.Lock {
+		t.Helper()
+		l, err := f.p.CreateLock(ctx, admin, &LockRequest{Target: target, Reason: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	lock(rein.LockTarget{Session: "box", Tool: "net.connect"})
+	lock(rein.LockTarget{Session: "other-box"})
+	lock(rein.LockTarget{Agent: "other"})
+	if s := stop(); s != nil {
+		t.Fatalf("a lock that does not stop the run stops it: %+v", s)
+	}
+	if err := f.p.EndSandbox(ctx, f.key, "box", rein.SandboxEnd{ExitStatus: 137, StoppedBy: "lck_none"}); rein.ErrorCode(err) != rein.ECodeBadRequest {
+		t.Fatalf("an end naming a lock that does not stop the session: %v", err)
+	}
+	l := lock(rein.LockTarget{Agent: f.key.Name})
+	if s := stop(); s == nil || s.ID != l.ID {
+		t.Fatalf("the agent's lock does not stop its run: %+v", s)
+	}
+	if err := f.p.EndSandbox(ctx, f.key, "box", rein.SandboxEnd{ExitStatus: 137, StoppedBy: l.ID}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.p.Session(ctx, "acme", "box")
+	if s.Sandbox.StoppedBy != l.ID || *s.Sandbox.ExitStatus != 137 || s.Sandbox.EndedAt == nil {
+		t.Fatalf("the stopped session: %+v", s.Sandbox)
+	}
+}
