@@ -1301,6 +1301,9 @@ func programTexts(name string, args []shWord) map[int]bool {
 			if i > 0 && args[i-1].text == "-files0-from" {
 				continue // a file find reads: judged as a read
 			}
+			if !expr && (t == "-D" || i > 0 && args[i-1].text == "-D" || strings.HasPrefix(t, "-O") && len(t) > 2) {
+				continue // find's options before the starting points (-D debugopts, -O3)
+			}
 			expr = expr || a.lit && (strings.HasPrefix(t, "-") && t != "-" && !(t == "-H" || t == "-L" || t == "-P") ||
 				t == "(" || t == "!")
 			if expr && a.lit {

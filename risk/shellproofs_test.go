@@ -226,6 +226,8 @@ func TestProgramTextIsNoPath(t *testing.T) {
 		{"jq . ~/.aws/credentials.json", true},
 		{"jq --rawfile k ~/.ssh/id_rsa -n '$k'", true},
 		{"find ~/.ssh -name '*.pub'", true},
+		{"find -D tree ~/.ssh -name '*.pub'", true},
+		{"find -O3 -L ~/.ssh -name x", true},
 		{"find . -files0-from ~/.ssh/id_rsa", true},
 		{"find . -exec cat ~/.ssh/id_rsa \\;", true},
 	} {
