@@ -12,22 +12,13 @@ import (
 	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
-const locksPolicy = `version: 1
-default: deny
-approval: {approvers: ["group:oncall"], quorum: 1}
-rules:
-  - {id: reads, when: 'tool == "fs.read"', decision: allow}
-  - {id: pay, when: 'tool == "payments.transfer"', decision: allow}
-  - {id: deploy, when: 'tool == "deploy"', decision: ask, reason: "deploys need on-call"}
-`
-
 // TestLockStopsAgentMidRun: rein stop denies the agent's next check, turns
 // its pending approval invalidated and its unused grant unusable, leaves
 // other agents alone, and rein unlock restores service.
 func TestLockStopsAgentMidRun(t *testing.T) {
 	e := harness.NewApprovalEnv(t, t.TempDir())
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	harness.WriteFile(t, pol, locksPolicy)
+	harness.WriteFile(t, pol, harness.LocksPolicy)
 	e.S.Stop()
 	e.S = harness.StartServer(t, e.S.Data, nil, "--policy", pol)
 	admin := e.S.AdminKey()

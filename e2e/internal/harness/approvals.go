@@ -27,6 +27,17 @@ rules:
     approval: {ttl: 2s, grant_ttl: 2s}
 `
 
+// LocksPolicy is the policy of the locks and webhooks tests: reads and
+// transfers are allowed, deploys ask on-call.
+const LocksPolicy = `version: 1
+default: deny
+approval: {approvers: ["group:oncall"], quorum: 1}
+rules:
+  - {id: reads, when: 'tool == "fs.read"', decision: allow}
+  - {id: pay, when: 'tool == "payments.transfer"', decision: allow}
+  - {id: deploy, when: 'tool == "deploy"', decision: ask, reason: "deploys need on-call"}
+`
+
 // ApprovalEnv is one server with keys for the approval attacks: agents
 // builder, builder2 and selfish (also an approver), approvers alice, bob,
 // carol of tenant acme and eve of tenant other.

@@ -1,4 +1,4 @@
-package e2e
+package notify
 
 import (
 	"crypto/rand"
@@ -94,7 +94,7 @@ func TestWebhooks(t *testing.T) {
   - {name: hanging, url: %q, secret: %q, events: [decision], timeout: 30s}
 `, ok.srv.URL, secret, flaky.srv.URL, secret, slack.srv.URL, hanging.srv.URL, secret))
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	harness.WriteFile(t, pol, locksPolicy)
+	harness.WriteFile(t, pol, harness.LocksPolicy)
 	data := t.TempDir()
 	e := harness.NewApprovalEnv(t, data)
 	e.S.Stop()
