@@ -16,9 +16,7 @@ import (
 func TestSamplePolicyAllowsProvenReads(t *testing.T) {
 	set := samplePolicy(t)
 	allowed := []string{
-		"grep -rn TODO src",
-		"grep -r 'func main' .",
-		"rg -n TODO internal",
+		"grep -rn 'func ' --include='*.go' src",
 		"rg -l TODO -g '*.go'",
 		"find . -name '*.go' -print0 | xargs -0 wc -l",
 		"grep -rlZ --include='*.py' import src | xargs -0 head -5",
@@ -39,6 +37,14 @@ func TestSamplePolicyAllowsProvenReads(t *testing.T) {
 	for _, src := range allowed {
 		if sim := bashDecision(t, set, src); sim.Decision != rein.Allow {
 			t.Errorf("%q: %s by %q (risk %v), want allow", src, sim.Decision, sim.Rule, sim.Risk)
+		}
+	}
+	// A recursive search that no glob narrows reads the workspace's .env
+	// too: outside containment a person looks first (inside rein run such
+	// files are masked: contained_test.go).
+	for _, src := range []string{"grep -rn TODO src", "grep -r 'func main' .", "rg -n TODO internal", "git grep -n TODO"} {
+		if sim := bashDecision(t, set, src); sim.Decision != rein.Ask || sim.Rule != "shell-reads-tree" {
+			t.Errorf("%q: %s by %q (risk %v), want ask by shell-reads-tree", src, sim.Decision, sim.Rule, sim.Risk)
 		}
 	}
 	notAllowed := []string{

@@ -163,8 +163,8 @@ func (p *program) use(args []shWord) programUse {
 		if o.caps&capWrite != 0 {
 			u.writes = append(u.writes, v)
 		}
-		if o.long == "include" {
-			u.included = true
+		if o.long == "include" || p.caps&capRecurse != 0 && (o.long == "glob" || o.long == "iglob") && v.lit && !strings.HasPrefix(v.text, "!") {
+			u.included = true // grep --include=*.go, rg -g '*.go': only files those globs match are read
 		}
 		if o.caps&capPathspec != 0 {
 			u.reads = append(u.reads, pathspecReads(v)...)

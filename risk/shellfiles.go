@@ -247,6 +247,15 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 			s.dyn("expansion rein cannot know where "+c.Name+" takes options", posOf(w))
 		}
 	}
+	if c.Name == "git" && u.sub == "grep" && !pathspecsAfterDashes(args) {
+		// git grep searches every tracked file, a committed .env among
+		// them, as grep -r searches a folder, unless pathspecs after --
+		// narrow it (each judged as a read by its table).
+		s.tags["shell.tree"] = true
+	}
+	if c.Name == "rg" && slices.ContainsFunc(args, func(a shWord) bool { return a.lit && a.text == "--files" }) {
+		u.caps &^= capRecurse // rg --files lists names; it reads no file
+	}
 	reads, writes := u.reads, u.writes
 	for _, r := range redirs {
 		if r.Word == nil {
@@ -297,6 +306,13 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 			// judged above). Inside the workspace the folder is the
 			// agent's own tree (grep -rn TODO src, rg TODO).
 			ro = false
+		} else if recursive && !u.included {
+			// Inside the workspace it writes nothing, but it reads every
+			// file below the folder, those shaped like secrets (.env,
+			// *.key) included, which a read by name would not: shell.tree,
+			// so that policy can tell it from a plain read (inside rein
+			// run the kernel masks such files).
+			s.tags["shell.tree"] = true
 		}
 	}
 	for _, w := range writes {
@@ -488,4 +504,25 @@ func splitSub(p *program, args []shWord) (global []shWord, sub shWord, rest []sh
 		}
 	}
 	return args, shWord{}, nil
+}
+
+// pathspecsAfterDashes reports a git command given pathspecs after "--"
+// that include files (not only :(exclude) or :! ones).
+func pathspecsAfterDashes(args []shWord) bool {
+	for i, a := range args {
+		if a.lit && a.text == "--" {
+			included := false
+			for _, p := range args[i+1:] {
+				switch {
+				case !p.lit || p.text == "":
+					return false
+				case strings.HasPrefix(p.text, ":!") || strings.HasPrefix(p.text, ":^") || strings.HasPrefix(p.text, ":(exclude"):
+				default:
+					included = true
+				}
+			}
+			return included
+		}
+	}
+	return false
 }

@@ -197,10 +197,50 @@ func TestProofsOfHarmlessness(t *testing.T) {
 			ro = ro && cmd.ReadOnly && cmd.Resolved
 		}
 		for _, tg := range tags {
-			ro = ro && tg == "shell"
+			ro = ro && (tg == "shell" || tg == "shell.tree") // a tree read is read-only; TestTreeReads
 		}
 		if ro != c.readOnly {
 			t.Errorf("%s: proven read-only %v, want %v (tags %v, commands %+v)", c.src, ro, c.readOnly, tags, f.Commands)
+		}
+	}
+}
+
+// TestTreeReads: a recursive search inside the workspace writes nothing,
+// but reads every file below its folder, those shaped like secrets
+// included (GNU grep reads .env; ripgrep reads a server.key that no ignore
+// file names; git grep reads a committed .env), so it is tagged shell.tree
+// unless globs narrow it to names that are no secret.
+func TestTreeReads(t *testing.T) {
+	const ws = "/srv/agent"
+	for _, c := range []struct {
+		src  string
+		tree bool
+	}{
+		{"grep -rn TODO src", true},
+		{"grep -r password .", true},
+		{"grep -R --line-number 'func main' .", true},
+		{"grep -d recurse TODO src", true},
+		{"grep -r TODO --exclude=.env .", true}, // an exclusion names one secret, not all
+		{"rg TODO", true},
+		{"rg -i --type go todo", true}, // --type-add can make any name a type
+		{"rg -g '!*.env' KEY", true},
+		{"git grep -n password", true},
+		{"git grep TODO -- '*.go'", false},
+		{"git grep TODO -- '*.go' ':!vendor'", false},
+		{"git grep TODO -- ':!*.go'", true},
+		{"git grep TODO --", true},
+		{"git grep KEY -- .env", false}, // a secret read instead (TestProofsOfHarmlessness)
+		{"rg --files", false},
+		{"grep -rn 'func ' --include='*.go' src", false},
+		{"rg -l TODO -g '*.go'", false},
+		{"rg --iglob '*.md' TODO docs", false},
+		{"grep -n TODO main.go", false},
+		{"cat README.md", false},
+		{"find . -name '*.go'", false},
+	} {
+		_, tags := classifyShell(c.src, ws)
+		if got := slices.Contains(tags, "shell.tree"); got != c.tree {
+			t.Errorf("%s: shell.tree %v, want %v (tags %v)", c.src, got, c.tree, tags)
 		}
 	}
 }
