@@ -38,12 +38,15 @@ type Sandbox struct {
 	Env           []string `json:"env,omitempty"`
 	PolicyVersion string   `json:"policy_version,omitempty"`
 
-	FS        string   `json:"fs"`  // "workspace": files of the workspace only
-	Net       string   `json:"net"` // "proxied": network only through rein's egress proxy
-	Workspace string   `json:"workspace"`
-	Command   []string `json:"command"`
-	Features  string   `json:"features"` // the kernel features in force
-	KeyID     string   `json:"key_id"`   // the key of the rein run that contains it
+	FS  string `json:"fs"`  // "workspace": files of the workspace only; "host" when unconfined
+	Net string `json:"net"` // "proxied": network only through rein's egress proxy; "host" when unconfined
+	// Unconfined: the command ran without containment (rein run
+	// --unconfined); policy sees sandbox.contained false.
+	Unconfined bool     `json:"unconfined,omitempty"`
+	Workspace  string   `json:"workspace"`
+	Command    []string `json:"command"`
+	Features   string   `json:"features"` // the kernel features in force
+	KeyID      string   `json:"key_id"`   // the key of the rein run that contains it
 	// Runner is what contains the session: "run" (rein run: a command,
 	// often an agent, that makes its own checks) or "exec" (rein exec: one
 	// shell action that rein checks and then runs itself).
@@ -84,6 +87,11 @@ type SandboxStart struct {
 	// Resolver is the DNS server (host:port) rein run's egress proxy
 	// resolves allowed names with, "" for the system's.
 	Resolver string `json:"resolver,omitempty"`
+	// Unconfined: rein run --unconfined, which runs the command without
+	// containment on a person's explicit say: the session is recorded
+	// (sandbox.started with unconfined) and policy sees it as not
+	// contained.
+	Unconfined bool `json:"unconfined,omitempty"`
 }
 
 // SandboxEnd is what rein run says when the contained command ended.

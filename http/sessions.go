@@ -102,7 +102,7 @@ func (s *Server) sandboxEvent(w http.ResponseWriter, r *http.Request, key *rein.
 		rein.SandboxStart
 		rein.SandboxEnd
 	}
-	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, agent, hooks, credentials, model_endpoint, runner, exit_status, duration_ms, quarantined, stopped_by"); err != nil {
+	if err := rein.DecodeStrict(body, &v, "event, profile, workspace, command, features, agent, hooks, credentials, model_endpoint, resolver, unconfined, runner, exit_status, duration_ms, quarantined, stopped_by"); err != nil {
 		return err
 	}
 	switch v.Event {

@@ -22,6 +22,9 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 	if err := rein.CheckName("session", id); err != nil {
 		return nil, err
 	}
+	if st.Unconfined {
+		return p.startUnconfined(ctx, key, id, st)
+	}
 	if st.Profile == "" || len(st.Command) == 0 || !strings.HasPrefix(st.Workspace, "/") {
 		return nil, rein.Errorf(rein.ECodeBadRequest, `a sandbox start names its "profile", "command" and absolute "workspace"`)
 	}
@@ -64,6 +67,43 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 		return nil, err
 	case err != nil:
 		return nil, rein.Errorf(rein.ECodeUnavailable, "the contained session %s could not be recorded: %v; retry", id, err)
+	}
+	return s, nil
+}
+
+// startUnconfined records that session id runs a command without
+// containment (rein run --unconfined): a person's explicit choice, on the
+// record as sandbox.started with unconfined, never a silent fallback.
+// Policy sees the session as not contained; its end and a stop are
+// recorded as for a contained one.
+func (p *Pipeline) startUnconfined(ctx context.Context, key *rein.Key, id string, st rein.SandboxStart) (*rein.Session, error) {
+	switch {
+	case len(st.Command) == 0 || !strings.HasPrefix(st.Workspace, "/"):
+		return nil, rein.Errorf(rein.ECodeBadRequest, `an unconfined start names its "command" and absolute "workspace"`)
+	case st.Runner != "" && st.Runner != rein.RunnerRun:
+		return nil, rein.Errorf(rein.ECodeBadRequest, `only rein run runs unconfined ("runner": "run"); rein exec always contains what it runs`)
+	case st.Profile != "" || st.Hooks || st.ModelEndpoint != "" || len(st.Credentials) > 0 || st.Resolver != "":
+		return nil, rein.Errorf(rein.ECodeBadRequest, `an unconfined start has no "profile", "hooks", "credentials", "model_endpoint" or "resolver": nothing contains the command`)
+	}
+	version := ""
+	if set := p.Policies.For(key.Tenant); set != nil {
+		version = set.Version
+	}
+	now := p.now()
+	sb := &rein.Sandbox{FS: "host", Net: "host", Unconfined: true, PolicyVersion: version, Workspace: st.Workspace, Command: st.Command,
+		Features: "none", KeyID: key.ID, Runner: rein.RunnerRun, StartedAt: now}
+	data := map[string]any{"session": id, "unconfined": true, "policy_version": version, "workspace": st.Workspace, "command": st.Command,
+		"features": sb.Features, "fs": sb.FS, "net": sb.Net, "runner": sb.Runner}
+	if st.Agent != "" {
+		data["agent"] = st.Agent
+	}
+	e := &rein.Entry{TS: now, Tenant: key.Tenant, Kind: rein.KindSandboxStarted, Actor: key.Name, Subject: id, PolicyVersion: version, Data: data}
+	s, err := p.Store.ContainSession(ctx, key.Tenant, id, key.Name, sb, e)
+	switch {
+	case rein.ErrorCode(err) == rein.ECodeConflict:
+		return nil, err
+	case err != nil:
+		return nil, rein.Errorf(rein.ECodeUnavailable, "the unconfined session %s could not be recorded: %v; retry", id, err)
 	}
 	return s, nil
 }
@@ -131,5 +171,8 @@ func (p *Pipeline) SandboxStop(ctx context.Context, key *rein.Key, tenant, id st
 
 // sandboxVar is a contained session's sandbox as policy sees it.
 func sandboxVar(sb *rein.Sandbox) map[string]any {
+	if sb.Unconfined {
+		return map[string]any{"contained": false, "profile": "", "fs": "host", "net": "host"}
+	}
 	return map[string]any{"contained": true, "profile": sb.Profile, "fs": sb.FS, "net": sb.Net}
 }

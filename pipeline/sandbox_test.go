@@ -329,3 +329,68 @@ func TestSandboxStop(t *testing.T) {
 		t.Fatalf("the stopped session: %+v", s.Sandbox)
 	}
 }
+
+// TestUnconfinedIsOnTheRecord: rein run --unconfined starts its session on
+// the record (sandbox.started with unconfined), and policy sees it as not
+// contained: a rule for contained work does not apply to it. An unconfined
+// start cannot carry a profile or other containment fields, nor be rein
+// exec's, and like a contained one it cannot take over a session that ran.
+func TestUnconfinedIsOnTheRecord(t *testing.T) {
+	f := setup(t, `version: 1
+rules:
+  - {id: contained-build, when: 'tool == "shell.exec" && sandbox.contained', decision: allow}
+  - {id: build, when: 'tool == "shell.exec" && !sandbox.contained && sandbox.fs == "host"', decision: ask, approval: {approvers: ["group:dev"]}}
+`)
+	stored(t, f, f.key)
+	ctx := context.Background()
+	st := rein.SandboxStart{Unconfined: true, Workspace: "/srv/app", Command: []string{"make"}}
+	s, err := f.p.StartSandbox(ctx, f.key, "loose", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sandbox == nil || !s.Sandbox.Unconfined || s.Sandbox.FS != "host" || s.Sandbox.Net != "host" {
+		t.Fatalf("the session's record: %+v", s.Sandbox)
+	}
+	rec, err := f.p.Check(ctx, f.key, &rein.CheckRequest{Tool: "shell.exec", Args: json.RawMessage(`{"command":"make"}`), Session: "loose"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Decision != rein.Ask || rec.Rule != "build" {
+		t.Fatalf("a check of the unconfined session: %s by %q, want ask by build", rec.Decision, rec.Rule)
+	}
+	for _, bad := range []rein.SandboxStart{
+		{Unconfined: true, Workspace: "/srv/app", Command: []string{"make"}, Profile: "coding"},
+		{Unconfined: true, Workspace: "/srv/app", Command: []string{"make"}, Runner: rein.RunnerExec},
+		{Unconfined: true, Workspace: "/srv/app", Command: []string{"claude"}, Hooks: true},
+		{Unconfined: true, Workspace: "app", Command: []string{"make"}},
+		{Unconfined: true, Workspace: "/srv/app"},
+	} {
+		if _, err := f.p.StartSandbox(ctx, f.key, "loose2", bad); rein.ErrorCode(err) != rein.ECodeBadRequest {
+			t.Errorf("%+v: %v, want bad_request", bad, err)
+		}
+	}
+	if _, err := f.p.StartSandbox(ctx, f.key, "loose", st); rein.ErrorCode(err) != rein.ECodeConflict {
+		t.Fatalf("starting the session again: %v", err)
+	}
+	if err := f.p.EndSandbox(ctx, f.key, "loose", rein.SandboxEnd{ExitStatus: 0, DurationMS: 10}); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := f.store.Entries(ctx, 0, 1000)
+	started := 0
+	for _, e := range es {
+		var m struct {
+			Kind string
+			Data map[string]any
+		}
+		json.Unmarshal(e.Bytes, &m)
+		if m.Kind == rein.KindSandboxStarted {
+			started++
+			if m.Data["unconfined"] != true || m.Data["fs"] != "host" || m.Data["profile"] != nil {
+				t.Errorf("sandbox.started of an unconfined run: %v", m.Data)
+			}
+		}
+	}
+	if started != 1 {
+		t.Fatalf("%d sandbox.started entries, want 1", started)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +18,7 @@ import (
 
 func init() {
 	register(&command{name: "run", summary: "run a command (an agent, a build) contained: files of its workspace only, network only through rein",
-		args: "[--profile NAME] [--workspace DIR] [--session S] [--hooks=false] -- COMMAND [ARG...]",
+		args: "[--profile NAME] [--workspace DIR] [--session S] [--hooks=false] [--unconfined] -- COMMAND [ARG...]",
 		example: `  export REIN_KEY=rein_...   # the agent's key; the contained command never sees it
   rein run -- make test
   rein run --profile coding -- sh -c 'go build ./... && go test ./...'
@@ -25,6 +26,7 @@ func init() {
   rein run --workspace ~/src/app --session fix-42 -- claude -p "fix the failing test"
   rein run --hooks=false -- claude -p "fix the failing test" --dangerously-skip-permissions
   rein run --resolver 10.0.0.53:53 -- npm ci   # resolve allowed names with your resolver
+  rein run --unconfined -- make test   # no containment, on the record (a kernel without Landlock)
 
 The profile (what the command may read besides its workspace, which
 variables pass) is the policy's: rein answers with the one in force, so the
@@ -34,7 +36,9 @@ Inside, the command reads and writes its workspace (secrets such as .env are
 masked, files that arm later execution such as .git/hooks are read only),
 reads the system paths of the profile, and reaches the network only through
 rein's egress proxy: every new destination is a net.connect check. The exit
-status is the command's; 2 when containment cannot be set up; 137 when
+status is the command's; 2 when containment cannot be set up (nothing
+runs then, unless --unconfined says to run it without, which is recorded
+and which policy sees as not contained); 137 when
 people stopped the session (a lock on it, e.g. the console's Stop): rein
 then kills every process of the run within about a second.
 
@@ -73,6 +77,7 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	resolver := fs.String("resolver", e.getenv("REIN_RESOLVER"), "the DNS server (host:port) the egress proxy resolves allowed names with, e.g. your corporate resolver (default $REIN_RESOLVER, else the system's)")
 	workspace := fs.String("workspace", "", "the directory the command may read and write (default: the current directory)")
 	session := fs.String("session", "", "the rein session the run's checks belong to (default: a new one)")
+	unconfined := fs.Bool("unconfined", false, "run COMMAND WITHOUT containment, on the record (sandbox.started with unconfined; policy sees it as not contained): for a machine without Landlock, user namespaces or seccomp, on a person's explicit say")
 	hooks := fs.Bool("hooks", true, "wire the hooks of a Claude Code (claude) or Codex (codex) COMMAND to rein, in the run's session (--hooks=false: containment only)")
 	pos, code, ok := parse(fs, args)
 	if !ok {
@@ -92,6 +97,17 @@ func runRun(ctx context.Context, e *env, args []string) int {
 	c := newClient()
 	if *session == "" {
 		*session = rein.NewID("run")
+	}
+	if *unconfined {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for _, n := range []string{"profile", "resolver", "hooks"} {
+			if set[n] {
+				fmt.Fprintf(e.stderr, "rein run: --%s has no meaning with --unconfined: nothing contains the command\n", n)
+				return exitUsage
+			}
+		}
+		return runUnconfined(ctx, e, c, command, *workspace, *session)
 	}
 	r, code := contain(e, "rein run", c, *profile, *workspace, *session, *resolver)
 	if r == nil {
