@@ -5,229 +5,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/e2e/internal/harness"
-
-	"github.com/reinhq/rein/internal/testenv"
 )
 
 // The real coding agents, from npm (e2e/agents), run headless against
-// modelStandIn, a local stand-in for the model's API that answers every
+// harness.ModelStandIn, a local stand-in for the model's API that answers every
 // turn with one scripted tool call and then a closing text, so that a
 // test can see whether the agent ran the tool.
 
-// agentBinary returns the native binary an agent's npm package ships for
-// this machine: Claude Code's package copies it in place by a postinstall
-// script, which npm may be set not to run, so it is taken from the
-// platform package directly.
-func agentBinary(t *testing.T, which string) string {
-	t.Helper()
-	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "agents"))
-	var pattern string
-	switch which {
-	case "claude":
-		pattern = filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-linux-*", "claude")
-	case "codex":
-		pattern = filepath.Join(dir, "node_modules", "@openai", "codex-linux-*", "vendor", "*", "bin", "codex")
-	}
-	found, _ := filepath.Glob(pattern)
-	for _, f := range found {
-		if strings.Contains(f, "musl") == (which == "codex") {
-			return f
-		}
-	}
-	if len(found) > 0 {
-		return found[0]
-	}
-	t.Fatalf("no %s binary for this machine under %s", which, dir)
-	return ""
-}
-
-// modelStandIn is the model: its tool call is Bash with command.
-type modelStandIn struct {
-	t       *testing.T
-	URL     string
-	command string
-
-	mu       sync.Mutex
-	requests []string // method and path of each request, and whether it ended a turn with a tool call
-}
-
-func newModelStandIn(t *testing.T, command string) *modelStandIn {
-	m := &modelStandIn{t: t, command: command}
-	srv := httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(srv.Close)
-	m.URL = srv.URL
-	return m
-}
-
-func (m *modelStandIn) log(s string) {
-	m.mu.Lock()
-	m.requests = append(m.requests, s)
-	m.mu.Unlock()
-}
-
-// Requests lists what the agent asked of the model.
-func (m *modelStandIn) Requests() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.requests...)
-}
-
-func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	switch {
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/v1/messages"):
-		m.anthropic(w, body)
-	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/responses"):
-		m.responses(w, body)
-	default:
-		m.log(r.Method + " " + r.URL.Path + " (404)")
-		http.NotFound(w, r)
-	}
-}
-
-// anthropic answers the Messages API: a turn whose request offers the Bash
-// tool and carries no tool result yet gets the tool call; any other gets a
-// closing text.
-func (m *modelStandIn) anthropic(w http.ResponseWriter, body []byte) {
-	var req struct {
-		Model    string `json:"model"`
-		Stream   bool   `json:"stream"`
-		Tools    []struct{ Name string }
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}
-	}
-	json.Unmarshal(body, &req)
-	hasBash := false
-	for _, t := range req.Tools {
-		hasBash = hasBash || t.Name == "Bash"
-	}
-	answered := false
-	for _, msg := range req.Messages {
-		answered = answered || bytes.Contains(msg.Content, []byte(`"tool_result"`))
-	}
-	id := fmt.Sprintf("msg_%d", time.Now().UnixNano())
-	var blocks []map[string]any
-	stop := "end_turn"
-	if hasBash && !answered {
-		blocks = []map[string]any{{"type": "tool_use", "id": fmt.Sprintf("toolu_%d", time.Now().UnixNano()), "name": "Bash",
-			"input": map[string]any{"command": m.command, "description": "run the scripted command"}}}
-		stop = "tool_use"
-	} else {
-		blocks = []map[string]any{{"type": "text", "text": "done."}}
-	}
-	m.log(fmt.Sprintf("POST /v1/messages model=%s tools=%d bash=%v answered=%v stop=%s", req.Model, len(req.Tools), hasBash, answered, stop))
-	usage := map[string]any{"input_tokens": 10, "output_tokens": 5}
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": id, "type": "message", "role": "assistant", "model": req.Model,
-			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	event := func(name string, data any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-	}
-	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": id, "type": "message", "role": "assistant",
-		"model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
-	for i, b := range blocks {
-		if b["type"] == "tool_use" {
-			input, _ := json.Marshal(b["input"])
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
-			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
-		} else {
-			event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
-				"content_block": map[string]any{"type": "text", "text": ""}})
-			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
-				"delta": map[string]any{"type": "text_delta", "text": b["text"]}})
-		}
-		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
-	}
-	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": 5}})
-	event("message_stop", map[string]any{"type": "message_stop"})
-}
-
-// responses answers OpenAI's Responses API as Codex streams it: a turn
-// without a function call output yet gets the shell call (in the shape of
-// whichever shell tool the request offers), any other a closing message.
-func (m *modelStandIn) responses(w http.ResponseWriter, body []byte) {
-	var req struct {
-		Model string `json:"model"`
-		Tools []struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
-		} `json:"tools"`
-		Input []struct {
-			Type string `json:"type"`
-		} `json:"input"`
-	}
-	json.Unmarshal(body, &req)
-	var names []string
-	for _, t := range req.Tools {
-		names = append(names, t.Type+":"+t.Name)
-	}
-	answered := false
-	for _, in := range req.Input {
-		answered = answered || in.Type == "function_call_output" || in.Type == "custom_tool_call_output"
-	}
-	id := fmt.Sprintf("resp_%d", time.Now().UnixNano())
-	var item map[string]any
-	if !answered {
-		for _, t := range req.Tools {
-			var args any
-			switch t.Name {
-			case "exec_command":
-				args = map[string]any{"cmd": m.command}
-			case "shell_command":
-				args = map[string]any{"command": m.command}
-			case "shell":
-				args = map[string]any{"command": []string{"bash", "-lc", m.command}}
-			default:
-				continue
-			}
-			a, _ := json.Marshal(args)
-			item = map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": t.Name, "arguments": string(a)}
-			break
-		}
-	}
-	if item == nil {
-		item = map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
-			"content": []map[string]any{{"type": "output_text", "text": "done.", "annotations": []any{}}}}
-	}
-	m.log(fmt.Sprintf("POST /responses model=%s tools=%v answered=%v answer=%v", req.Model, names, answered, item["type"]))
-	w.Header().Set("Content-Type", "text/event-stream")
-	event := func(name string, data map[string]any) {
-		data["type"] = name
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
-	}
-	event("response.created", map[string]any{"response": map[string]any{"id": id}})
-	event("response.output_item.done", map[string]any{"item": item, "output_index": 0})
-	event("response.completed", map[string]any{"response": map[string]any{"id": id, "usage": map[string]any{
-		"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens": 5,
-		"output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15}}})
-}
-
 // codexRun runs `codex exec ARGS...` in dir against the model stand-in,
 // with CODEX_HOME home (its config.toml names the stand-in) and env added.
-func runCodex(t *testing.T, m *modelStandIn, dir, home string, env []string, args ...string) claudeRun {
+func runCodex(t *testing.T, m *harness.ModelStandIn, dir, home string, env []string, args ...string) claudeRun {
 	t.Helper()
 	config := fmt.Sprintf(`model = "gpt-5-codex"
 model_provider = "standin"
@@ -249,7 +44,7 @@ trust_level = "trusted"
 	harness.WriteFile(t, cfg, config)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentBinary(t, "codex"), append([]string{"exec"}, args...)...)
+	cmd := exec.CommandContext(ctx, harness.AgentBinary(t, "codex"), append([]string{"exec"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(harness.CleanEnv("HOME="+home, "CODEX_HOME="+home, "STANDIN_API_KEY=sk-e2e-stand-in"), env...)
 	var stdout, stderr bytes.Buffer
@@ -282,7 +77,7 @@ func TestDocumentedCodexHooksFailClosed(t *testing.T) {
 		t.Helper()
 		dir, home := t.TempDir(), t.TempDir()
 		marker := filepath.Join(dir, "ran")
-		m := newModelStandIn(t, "touch "+marker)
+		m := harness.NewModelStandIn(t, "touch "+marker)
 		if hooks != "" {
 			harness.WriteFile(t, filepath.Join(home, "hooks.json"), hooks)
 		}
@@ -332,11 +127,11 @@ type claudeRun struct {
 // runClaude runs `claude -p PROMPT ARGS...` in dir with settings in
 // dir/.claude/settings.json, against the model stand-in, with a home of
 // its own and env added.
-func runClaude(t *testing.T, m *modelStandIn, dir, home string, env []string, args ...string) claudeRun {
+func runClaude(t *testing.T, m *harness.ModelStandIn, dir, home string, env []string, args ...string) claudeRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentBinary(t, "claude"), args...)
+	cmd := exec.CommandContext(ctx, harness.AgentBinary(t, "claude"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(harness.CleanEnv(
 		"HOME="+home,
@@ -455,7 +250,7 @@ func TestDocumentedClaudeCodeHooksFailClosed(t *testing.T) {
 		t.Helper()
 		dir, home := t.TempDir(), t.TempDir()
 		marker := filepath.Join(dir, "ran")
-		m := newModelStandIn(t, "touch "+marker)
+		m := harness.NewModelStandIn(t, "touch "+marker)
 		if settings != "" {
 			os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
 			harness.WriteFile(t, filepath.Join(dir, ".claude", "settings.json"), settings)
@@ -514,7 +309,7 @@ func TestClaudeCodeDeferResume(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			dir, home := t.TempDir(), t.TempDir()
 			asked, edited := filepath.Join(dir, "asked"), filepath.Join(dir, "edited")
-			m := newModelStandIn(t, "touch "+asked)
+			m := harness.NewModelStandIn(t, "touch "+asked)
 			auth := map[string]any{"headers": map[string]any{"Authorization": "Bearer $REIN_KEY"}, "allowedEnvVars": []string{"REIN_KEY"}}
 			hookHTTP := func(url string, extra map[string]any) map[string]any {
 				h := map[string]any{"type": "http", "url": e.S.URL + url}
