@@ -47,18 +47,7 @@ func startRein(t *testing.T, policy string) *env {
 // entries is the whole audit log, one JSON entry each.
 func (e *env) entries(t testing.TB) [][]byte {
 	t.Helper()
-	var out [][]byte
-	for {
-		_, body := harness.HTTPDo(t, "GET", fmt.Sprintf("%s/v1/audit/entries?start=%d&limit=10000", e.s.URL, len(out)), e.admin, nil, "")
-		page := bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n"))
-		if len(body) == 0 {
-			page = nil
-		}
-		out = append(out, page...)
-		if len(page) < 10000 {
-			return out
-		}
-	}
+	return harness.AllEntries(t, e.s, e.admin)
 }
 
 // writeFile writes data to p, making its directories.
