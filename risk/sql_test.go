@@ -315,3 +315,22 @@ func TestSQLExecutableComments(t *testing.T) {
 		t.Errorf("ordinary comment: tags %v", tags)
 	}
 }
+
+// BenchmarkClassifySQL: typical statements of each shape, one call per
+// statement (ns/op is per statement, read four ways).
+func BenchmarkClassifySQL(b *testing.B) {
+	for _, c := range []struct{ name, src string }{
+		{"select-join", "SELECT u.name, count(o.id) FROM users u JOIN orders o ON o.user_id = u.id WHERE u.created_at > '2024-01-01' GROUP BY u.name ORDER BY 2 DESC LIMIT 10"},
+		{"cte-window", "WITH r AS (SELECT * FROM orders WHERE total > 100) SELECT id, rank() OVER (PARTITION BY user_id ORDER BY total DESC) FROM r"},
+		{"tsql-batch", "SELECT TOP 10 name FROM customers WITH (NOLOCK) ORDER BY name DESC\nGO\nSELECT count(*) FROM orders"},
+		{"duckdb-file", "SELECT * FROM read_parquet('s3://bucket/events/*.parquet') WHERE day = '2024-01-01'"},
+		{"update", "UPDATE users SET plan = 'pro' WHERE id IN (SELECT user_id FROM orders WHERE total > 100)"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ClassifySQL(c.src)
+			}
+		})
+	}
+}
