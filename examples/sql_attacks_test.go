@@ -22,7 +22,7 @@ func TestSamplePolicySQL(t *testing.T) {
 	}
 	var attacks []struct{ Src, Class, Want string }
 	readJSON(t, "../risk/testdata/sql_attacks.json", &attacks)
-	allowed := 0
+	allowed, secrets, denied := 0, 0, 0
 	for _, a := range attacks {
 		sim, err := decide(a.Src)
 		if err != nil {
@@ -31,6 +31,12 @@ func TestSamplePolicySQL(t *testing.T) {
 		if sim.Decision == rein.Allow || sim.Decision == rein.Modify {
 			allowed++
 			t.Errorf("%q: %s by %q, risk %v", a.Src, sim.Decision, sim.Rule, sim.Risk)
+		}
+		if a.Want == "sql.secrets" {
+			secrets++
+			if sim.Decision == rein.Deny {
+				denied++
+			}
 		}
 		if a.Want == "sql.secrets" && sim.Decision != rein.Deny {
 			t.Errorf("%q reads credentials: %s by %q, risk %v", a.Src, sim.Decision, sim.Rule, sim.Risk)
@@ -50,5 +56,6 @@ func TestSamplePolicySQL(t *testing.T) {
 			t.Errorf("%q: %s by %q, risk %v", q, sim.Decision, sim.Rule, sim.Risk)
 		}
 	}
-	t.Logf("attacks allowed: %d of %d; reads allowed: %d of %d", allowed, len(attacks), runs, len(benign))
+	t.Logf("attacks allowed: %d of %d; credential reads denied: %d of %d; reads allowed: %d of %d",
+		allowed, len(attacks), denied, secrets, runs, len(benign))
 }
