@@ -85,7 +85,7 @@ func containsStatement(list []SQLStatement, s SQLStatement) bool {
 }
 
 type sqlTok struct {
-	kind byte   // 'w' word, 'q' quoted identifier, 's' string, 'n' number, 'p' punctuation, ';'
+	kind byte   // 'w' word, 'q' quoted identifier, 's' string, 'n' number, 'p' punctuation, ';', 'c' client command
 	text string // words upper-cased in up; text as written (identifiers unquoted)
 	up   string
 }
@@ -224,6 +224,20 @@ func sqlTokens(src string, d sqlDialect) (toks []sqlTok, ok bool) {
 		case c == ';':
 			toks = append(toks, sqlTok{kind: ';', text: ";"})
 			i++
+		case c == '\\' || d.tsql && lineStart(src, i) && i+1 < n &&
+			(c == '!' && src[i+1] == '!' || c == ':' && (src[i+1] == '!' || src[i+1]|0x20 >= 'a' && src[i+1]|0x20 <= 'z')):
+			// A client's command, to the end of its line: a backslash
+			// outside strings is no SQL of any dialect but psql's and
+			// mysql's commands (\! runs a program, \gexec reruns results
+			// as SQL, \o and \g write files); sqlcmd runs :!! and !!
+			// (programs), :r (reads a file), :out, :connect on any line,
+			// inside a batch too.
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				j = n - i
+			}
+			toks = append(toks, sqlTok{kind: 'c', text: src[i : i+j]})
+			i += j
 		default:
 			r, size := utf8.DecodeRuneInString(src[i:])
 			if isIdentStart(r) || d.high && r >= utf8.RuneSelf {
@@ -391,14 +405,11 @@ func sqlStatements(src string, d sqlDialect, tags map[string]bool) ([]SQLStateme
 	useMySQL := false // after USE mysql, its tables need no schema
 	start := 0
 	for i := 0; i <= len(toks); i++ {
-		if i < len(toks) && toks[i].kind != ';' {
-			if toks[i].kind == 'p' && toks[i].text == "\\" {
-				// A backslash outside strings is no SQL of any dialect but
-				// a client's command (psql \! \gexec \o, mysql \! \.):
-				// it runs programs, reruns results as SQL, writes files.
-				tags["sql.parse_error"] = true
-			}
+		if i < len(toks) && toks[i].kind != ';' && toks[i].kind != 'c' {
 			continue
+		}
+		if i < len(toks) && toks[i].kind == 'c' {
+			tags["sql.parse_error"] = true // a client's command rein does not read
 		}
 		if i > start {
 			parts := [][]sqlTok{toks[start:i]}
@@ -612,6 +623,15 @@ var credentialTables = map[string]bool{"pg_shadow": true, "pg_authid": true, "pg
 	"database_scoped_credentials": true, "database_credentials": true, "duckdb_secrets": true,
 	"user$": true, "link$": true}
 
+// credentialSettings are server settings whose value holds a password or a
+// key, read with SHOW x, current_setting('x') or a catalog of settings
+// filtered to it: PostgreSQL's primary_conninfo (a standby's connection
+// string; pg_settings and pg_file_settings hold it), DuckDB's legacy S3 and
+// Azure settings (duckdb.org/docs/stable/core_extensions/httpfs/s3api_legacy_authentication).
+var credentialSettings = map[string]bool{"primary_conninfo": true, "pg_file_settings": true,
+	"s3_secret_access_key": true, "s3_access_key_id": true, "s3_session_token": true,
+	"azure_storage_connection_string": true}
+
 var credentialTablesQualified = []string{"mysql.user", "mysql.global_priv", "mysql.slave_master_info",
 	"mysql.replication_connection_configuration", "mysql.servers", "sys.credentials"}
 
@@ -633,6 +653,9 @@ func credentialTable(name string) bool {
 func mentionsCredentialTable(toks []sqlTok) bool {
 	isName := func(t sqlTok) bool { return t.kind == 'w' || t.kind == 'q' }
 	for i, t := range toks {
+		if (isName(t) || t.kind == 's') && len(t.text) >= 15 && len(t.text) <= 31 && credentialSettings[strings.ToLower(t.text)] {
+			return true
+		}
 		if !isName(t) {
 			continue
 		}
@@ -1047,10 +1070,16 @@ func sqlSideEffects(all, toks []sqlTok, st *SQLStatement, tags map[string]bool) 
 		} else {
 			mark("sql.file")
 		}
-	case "SHOW":
-		// SHOW CREATE USER prints the account's authentication string (MySQL).
-		if len(toks) > 2 && toks[1].up == "CREATE" && toks[2].up == "USER" {
+	case "SHOW", "DESCRIBE", "DESC":
+		// SHOW CREATE USER prints the account's authentication string
+		// (MySQL); SHOW ALL every setting, primary_conninfo's password
+		// included (PostgreSQL).
+		if len(toks) > 2 && toks[1].up == "CREATE" && toks[2].up == "USER" || len(toks) == 2 && toks[1].up == "ALL" {
 			tags["sql.secrets"] = true
+		}
+		// DuckDB's SHOW and DESCRIBE 'data.csv' read the file.
+		if len(toks) > 1 && (toks[1].kind == 's' || toks[1].kind == 'q' && strings.ContainsAny(toks[1].text, "./\\:")) {
+			mark("sql.file")
 		}
 	case "ATTACH":
 		mark("sql.file") // SQLite ATTACH DATABASE 'file' opens or creates a file
