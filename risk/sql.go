@@ -26,6 +26,25 @@ type SQLStatement struct {
 // ClassifySQL splits src into statements and classifies each one. It is a
 // tokenizer, not a parser: it reads verbs, table names and WHERE.
 func ClassifySQL(src string) ([]SQLStatement, []string) {
+	return classifySQL(src, sqlReadings(src))
+}
+
+// sqlReadings are the readings src needs. The PostgreSQL, MySQL and SQLite
+// readings differ only where src holds $, `, [, \, #, -- or /* (E'…' and
+// U&'…' strings differ only with a backslash in them); text without any of
+// these reads alike in the three, and the PostgreSQL reading stands for all
+// (TestSQLReadingsAgree and FuzzClassifySQL check that the answer is the
+// same). SQL Server's reading is always made.
+func sqlReadings(src string) []sqlDialect {
+	if strings.ContainsAny(src, "$`[\\#") || strings.Contains(src, "--") || strings.Contains(src, "/*") {
+		return sqlDialects
+	}
+	return sqlPlainDialects
+}
+
+var sqlPlainDialects = []sqlDialect{sqlDialects[0], sqlDialects[2]}
+
+func classifySQL(src string, dialects []sqlDialect) ([]SQLStatement, []string) {
 	tags := map[string]bool{"sql": true}
 	// Four readings, one per dialect family: PostgreSQL ("--" always
 	// starts a comment, /* */ nests, $tag$ quoting, E'' strings with
@@ -35,7 +54,7 @@ func ClassifySQL(src string) ([]SQLStatement, []string) {
 	// strings). Text that is a string or a comment to one can be SQL to
 	// another, so rein keeps what any reading finds.
 	var stmts []SQLStatement
-	for _, d := range sqlDialects {
+	for _, d := range dialects {
 		got, ok := sqlStatements(src, d, tags)
 		if !ok {
 			tags["sql.parse_error"] = true
