@@ -468,14 +468,15 @@ var tsqlStatementWords = map[string]bool{"SELECT": true, "INSERT": true, "UPDATE
 // tsqlContinues are the words after which a statement word continues the
 // statement (UNION SELECT, ON DELETE, FOR UPDATE, THEN DELETE, GRANT
 // INSERT, AFTER UPDATE, ON DUPLICATE KEY UPDATE, DO UPDATE, AS SELECT,
-// BULK INSERT) or where an expression must follow (SELECT, WHERE, AND).
+// BULK INSERT, SHOW CREATE) or where an expression must follow (SELECT,
+// WHERE, AND).
 var tsqlContinues = map[string]bool{"SELECT": true, "DISTINCT": true, "ALL": true, "UNION": true, "EXCEPT": true,
 	"INTERSECT": true, "ON": true, "FOR": true, "THEN": true, "ELSE": true, "WHEN": true, "AND": true, "OR": true,
 	"NOT": true, "WHERE": true, "HAVING": true, "BY": true, "AS": true, "AFTER": true, "BEFORE": true, "OF": true,
 	"INSTEAD": true, "GRANT": true, "REVOKE": true, "DENY": true, "KEY": true, "DO": true, "ROW": true,
 	"STATEMENT": true, "EACH": true, "FROM": true, "JOIN": true, "INTO": true, "TABLE": true, "SET": true, "IS": true,
 	"IN": true, "LIKE": true, "BETWEEN": true, "CASE": true, "TOP": true, "USING": true, "WITH": true, "BULK": true,
-	"ALSO": true, "RETURN": true}
+	"ALSO": true, "RETURN": true, "SHOW": true}
 
 // tsqlSplit cuts one statement's tokens where SQL Server would start the
 // next statement without a ";": at a top-level statement word that follows
@@ -503,8 +504,9 @@ func tsqlSplit(toks []sqlTok) [][]sqlTok {
 			continue
 		}
 		if alter && (t.up == "DROP" || t.up == "ALTER") ||
-			i+1 < len(toks) && toks[i+1].text == "(" && t.up != "EXEC" && t.up != "EXECUTE" {
-			continue
+			i+1 < len(toks) && toks[i+1].text == "(" && t.up != "EXEC" && t.up != "EXECUTE" ||
+			t.up == "USE" && i+1 < len(toks) && (toks[i+1].up == "INDEX" || toks[i+1].up == "KEY") {
+			continue // ALTER TABLE … DROP, MySQL's INSERT(…) and USE INDEX (…)
 		}
 		prev := toks[i-1]
 		if prev.kind == 'w' && tsqlContinues[prev.up] || prev.kind == 'p' && prev.text != ")" && prev.text != "*" {
@@ -530,9 +532,11 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 		tags["sql.parse_error"] = true
 		return out
 	}
-	// Nested data-changing statements: "(DELETE ...)", "(UPDATE ...)".
+	// Nested data-changing statements: "(DELETE ...)", "(UPDATE ...)";
+	// a word alone in parentheses is a column (avg(load)).
 	for i := 1; i+1 < len(toks); i++ {
-		if toks[i].text == "(" && toks[i+1].kind == 'w' && (sqlWriteVerbs[toks[i+1].up] || toks[i+1].up == "WITH") {
+		if toks[i].text == "(" && toks[i+1].kind == 'w' && (sqlWriteVerbs[toks[i+1].up] || toks[i+1].up == "WITH") &&
+			!(i+2 < len(toks) && (toks[i+2].text == ")" || toks[i+2].text == ",")) {
 			end := closingParen(toks, i)
 			out = classifyStatement(toks[i+1:end], tags, out)
 		}

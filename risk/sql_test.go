@@ -59,6 +59,12 @@ func TestSQLCorpus(t *testing.T) {
 		{"SELECT * INTO backup FROM users", []string{"sql.ddl"}, "CREATE:backup,users:false"},
 		{"SELECT a FROM users INTO OUTFILE '/tmp/x'", nil, "SELECT:users:false"}, // a file, not a table (sql.file)
 		{"(SELECT 1)", nil, "SELECT::false"},
+		// Words that open a T-SQL statement, inside another: not cut.
+		{"SELECT * FROM t USE INDEX (idx) WHERE a = 1", nil, "SELECT:t:true"},
+		{"SHOW CREATE TABLE users", nil, "SHOW::false"},
+		{"SELECT avg(load) AS load FROM t", nil, "SELECT:t:false"},
+		{"INSERT INTO t VALUES (1) ON DUPLICATE KEY UPDATE a = 1", []string{"sql.write"}, "INSERT:t:false"},
+		{"ALTER TABLE t DROP COLUMN c, ALTER COLUMN d TYPE int", []string{"sql.ddl", "sql.destructive"}, "ALTER:t:false"},
 		{"", nil, ""},
 		{";;", nil, ""},
 		{"hello world", []string{"sql.parse_error"}, ""},
