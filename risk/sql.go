@@ -1104,6 +1104,10 @@ func sqlSideEffects(all, toks []sqlTok, st *SQLStatement, tags map[string]bool) 
 		if len(toks) > 1 && (toks[1].kind == 's' || toks[1].kind == 'q' && strings.ContainsAny(toks[1].text, "./\\:")) {
 			mark("sql.file")
 		}
+	case "VACUUM":
+		if hasWord("INTO") {
+			mark("sql.file") // SQLite's VACUUM INTO 'file' writes a copy of the database
+		}
 	case "ATTACH":
 		mark("sql.file") // SQLite ATTACH DATABASE 'file' opens or creates a file
 	case "BULK":
