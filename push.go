@@ -34,8 +34,9 @@ type PushSubscription struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// PushSubscriptionStore keeps Web Push subscriptions.
-type PushSubscriptionStore interface {
+// PushSubscriptions persists Web Push subscriptions. Both stores implement
+// it.
+type PushSubscriptions interface {
 	// SavePushSubscription stores s with its audit entry. A subscription
 	// with the same endpoint is replaced (the browser subscribed again,
 	// perhaps for another person): it keeps no trace of the old one.

@@ -19,8 +19,8 @@ func (s *Server) passkeys() (*passkey.Service, error) {
 		if s.Passkeys != nil {
 			return
 		}
-		store := s.PasskeyStore
-		if store == nil {
+		store, ok := s.Store.(rein.Passkeys)
+		if !ok {
 			return
 		}
 		secret := make([]byte, 32)

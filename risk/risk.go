@@ -91,6 +91,20 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 	webTool := false               // a matching spec names URL arguments
 	sqlTool := false               // a matching spec names SQL arguments
 	named := map[string]bool{}     // arguments a matching spec names
+	// lookup resolves the host of a URL a resolve: true spec reads (its URL
+	// arguments and the URLs in its commands) and judges every address.
+	lookup := func(s ToolSpec, f URLFact, ts []string) (URLFact, []string) {
+		if !s.Resolve || env.Lookup == nil || f.IP != "" || f.Host == "" || f.Private {
+			return f, ts
+		}
+		addrs := env.Lookup(f.Host)
+		if len(addrs) == 0 {
+			// Fail closed: a name rein could not resolve (no answer, an
+			// error, past the time limit) is not known public.
+			ts = append(ts, "url.unresolved")
+		}
+		return resolved(f, ts, addrs)
+	}
 	for _, s := range allSpecs(env.Tools) {
 		if !Glob(s.Pattern, tool) {
 			continue
@@ -115,6 +129,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 				writes = append(writes, w)
 			}
 			for _, u := range f.URLs {
+				u, ts = lookup(s, u, ts)
 				addURL(u)
 			}
 			for _, st := range f.SQL {
@@ -125,15 +140,7 @@ func Assess(tool string, args map[string]any, env Env) Assessment {
 		each("url", s.URL, func(raw string) []string {
 			webCall = true
 			f, ts := ClassifyURL(raw)
-			if s.Resolve && env.Lookup != nil && f.IP == "" && f.Host != "" && !f.Private {
-				addrs := env.Lookup(f.Host)
-				if len(addrs) == 0 {
-					// Fail closed: a name rein could not resolve (no answer,
-					// an error, past the time limit) is not known public.
-					ts = append(ts, "url.unresolved")
-				}
-				f, ts = resolved(f, ts, addrs)
-			}
+			f, ts = lookup(s, f, ts)
 			addURL(f)
 			return ts
 		})

@@ -18,13 +18,6 @@ import (
 	"github.com/reinhq/rein/audit"
 )
 
-// keyRingStore is what the signing key's rotation needs of the store: the
-// audit log for its entry and the keys that signed checkpoints.
-type keyRingStore interface {
-	rein.AuditStore
-	rein.CheckpointStore
-}
-
 // keyRing holds the checkpoint signing key and rotates it.
 type keyRing struct {
 	mu     sync.Mutex
@@ -32,7 +25,7 @@ type keyRing struct {
 	path   string // the key file in the data directory; "" when the key comes from outside
 	signer note.Signer
 	vkey   string
-	store  keyRingStore
+	store  rein.Store
 	sealer *audit.Sealer
 }
 
@@ -140,7 +133,7 @@ func verifierOf(skey string) (string, error) {
 }
 
 // knownVerifiers are every key that ever signed this log's checkpoints.
-func knownVerifiers(ctx context.Context, store rein.CheckpointStore) (note.Verifiers, error) {
+func knownVerifiers(ctx context.Context, store rein.Store) (note.Verifiers, error) {
 	keys, err := store.AuditKeys(ctx)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ var Settings = []Setting{
 	{"log-format", "REIN_LOG_FORMAT", "log_format", "log format: text or json (default text)"},
 	{"pprof", "REIN_PPROF", "pprof", "serve Go's profiler (/debug/pprof/) on this separate address, e.g. 127.0.0.1:6060; keep it private"},
 	{"otlp-endpoint", "REIN_OTLP_ENDPOINT", "otlp_endpoint", "send OpenTelemetry traces of checks and approvals over OTLP/HTTP to this address, e.g. http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_* work too)"},
+	{"resolver", "REIN_RESOLVER", "resolver", "DNS server (host:port) that names of tools with resolve: true are looked up with, e.g. your corporate resolver (default: the system's)"},
 	{"audit-origin", "REIN_AUDIT_ORIGIN", "audit_origin", "name of the audit log in its checkpoints (default rein/<deployment id>)"},
 	{"audit-key-file", "REIN_AUDIT_KEY_FILE", "audit_key_file", "checkpoint signing key file (default <data>/audit.key, created on first start; REIN_AUDIT_KEY, the key itself, wins)"},
 	{"console-key-file", "REIN_CONSOLE_KEY_FILE", "console_key_file", "secret that signs console session cookies (REIN_CONSOLE_KEY, the secret itself, wins; default: derived from the audit key)"},
@@ -78,6 +79,8 @@ func (c *Config) Set(key, value string) error {
 		c.Pprof = value
 	case "otlp_endpoint":
 		c.OTLPEndpoint = value
+	case "resolver":
+		c.Resolver = value
 	case "audit_origin":
 		c.AuditOrigin = value
 	case "audit_key_file":

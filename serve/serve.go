@@ -27,6 +27,7 @@ import (
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/audit"
 	"github.com/reinhq/rein/console"
+	"github.com/reinhq/rein/egress"
 	"github.com/reinhq/rein/events"
 	reinhttp "github.com/reinhq/rein/http"
 	"github.com/reinhq/rein/mail"
@@ -97,6 +98,9 @@ type Config struct {
 	// (e.g. http://127.0.0.1:4318); the standard OTEL_EXPORTER_OTLP_*
 	// variables work too.
 	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// Resolver is the DNS server (host:port) that tools with resolve: true
+	// are looked up with; empty: the system's resolver.
+	Resolver string `yaml:"resolver"`
 }
 
 // LoadConfig reads a YAML config file strictly (unknown fields are errors).
@@ -265,6 +269,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		ln.Close()
 		return nil, fmt.Errorf("OpenTelemetry traces: %w", err)
 	}
+	if cfg.Resolver != "" {
+		lookup, err := egress.DNSResolver(cfg.Resolver)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("resolver: %w", err)
+		}
+		pipeline.UseResolver(lookup)
+	}
 	if pg != nil {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rein_audit_integrator",
 			Help: "1 while this replica integrates the shared audit log (assigns indexes, signs checkpoints), else 0."},
@@ -319,9 +331,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		return nil, err
 	}
 	nt := newNotifications(cfg, store, pipe, base, secret, web, log)
-	api := &reinhttp.Server{Push: nt.push, Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Pipeline: pipe,
-		KeyStore: store, CheckStore: store, ApprovalStore: store, QuestionStore: store, SessionStore: store,
-		AuditStore: store, CheckpointStore: store, DeliveryStore: store, PasskeyStore: store, PushSubscriptionStore: store, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
+	api := &reinhttp.Server{Push: nt.push, Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
 		Console: withSignIn(web.Handler(), cfg, store, web, base, secret, log), Sessions: web, Passkeys: newPasskeys(store, base, secret),
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
@@ -432,7 +442,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // bootstrapAdmin creates the first admin key (tenant "*") when there is none:
 // REIN_ADMIN_KEY if set, else a generated one written to <data>/admin.key
 // (mode 0600) and printed once.
-func bootstrapAdmin(ctx context.Context, store rein.KeyStore, data string, out io.Writer, asJSON bool) error {
+func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.Writer, asJSON bool) error {
 	keys, err := store.Keys(ctx, rein.AllTenants)
 	if err != nil {
 		return fmt.Errorf("read keys: %w", err)
@@ -499,6 +509,7 @@ type sharedStore interface {
 type metaStore interface {
 	rein.Store
 	Meta(ctx context.Context, key string, init func() string) (string, error)
+	console.SignOuts
 }
 
 // openStore opens the store --db names: SQLite (the default, in the data

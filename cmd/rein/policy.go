@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,10 +98,31 @@ func runPolicyLint(ctx context.Context, e *env, args []string) int {
 
 // fixture is a policy test file (policy.md, Policy tests).
 type fixture struct {
-	Policy       string        `yaml:"policy"`
-	TenantPolicy string        `yaml:"tenant_policy"`
-	Tenant       string        `yaml:"tenant"`
-	Cases        []fixtureCase `yaml:"cases"`
+	Policy       string `yaml:"policy"`
+	TenantPolicy string `yaml:"tenant_policy"`
+	Tenant       string `yaml:"tenant"`
+	// DNS is what names resolve to in these cases (resolve: true tools):
+	// policy tests never ask the network, and a name not listed does not
+	// resolve.
+	DNS   map[string][]string `yaml:"dns"`
+	Cases []fixtureCase       `yaml:"cases"`
+}
+
+// resolver answers names from the fixture's dns: map, and nothing else.
+func (f *fixture) resolver() pipeline.Resolver {
+	zone := map[string][]netip.Addr{}
+	for name, addrs := range f.DNS {
+		name = strings.TrimSuffix(strings.ToLower(name), ".")
+		for _, a := range addrs {
+			zone[name] = append(zone[name], netip.MustParseAddr(a)) // checked by loadFixture
+		}
+	}
+	return func(_ context.Context, host string) ([]netip.Addr, error) {
+		if addrs := zone[strings.TrimSuffix(strings.ToLower(host), ".")]; len(addrs) > 0 {
+			return addrs, nil
+		}
+		return nil, fmt.Errorf("%s is not in the fixture's dns:", host)
+	}
 }
 
 type fixtureCase struct {
@@ -141,6 +163,16 @@ func loadFixture(path string) (*fixture, error) {
 	}
 	if f.Policy == "" {
 		return nil, fmt.Errorf("%s: missing `policy: PATH` (relative to the fixture file)", path)
+	}
+	for name, addrs := range f.DNS {
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("%s: dns: %s has no address; list one or more, e.g. %s: [93.184.215.14]", path, name, name)
+		}
+		for _, a := range addrs {
+			if _, err := netip.ParseAddr(a); err != nil {
+				return nil, fmt.Errorf("%s: dns: %s: %q is not an IP address; write e.g. 93.184.215.14 or 2606:2800::1", path, name, a)
+			}
+		}
 	}
 	return &f, nil
 }
@@ -183,6 +215,7 @@ func runPolicyTest(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		set := policy.NewSet(global, tenantTier)
+		pipeline.UseResolver(f.resolver())
 		tenant := f.Tenant
 		if tenant == "" {
 			tenant = "default"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,12 +51,16 @@ type Server struct {
 
 // StartServer runs `rein serve --data DATA --listen 127.0.0.1:0 ARGS...`,
 // reads the address it prints, and waits until /readyz answers 200.
-// env entries (KEY=VALUE) are added to a clean environment.
+// env entries (KEY=VALUE) are added to a clean environment; unless they
+// name REIN_RESOLVER, the server resolves names with DNS (the test internet).
 func StartServer(t testing.TB, data string, env []string, args ...string) *Server {
 	t.Helper()
 	s := &Server{T: t, Data: data, Stdout: &SyncBuffer{}, Stderr: &SyncBuffer{}, Exited: make(chan struct{})}
 	s.Cmd = exec.Command(Bin, append([]string{"serve", "--data", data, "--listen", "127.0.0.1:0"}, args...)...)
 	s.Cmd.Dir = ModuleRoot
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "REIN_RESOLVER=") }) {
+		env = append(env, "REIN_RESOLVER="+DNS(t))
+	}
 	s.Cmd.Env = CleanEnv(env...)
 	s.Cmd.Stderr = s.Stderr
 	pipe, err := s.Cmd.StdoutPipe()
