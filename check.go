@@ -2,6 +2,7 @@ package rein
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -554,4 +556,101 @@ func AgentFor(keyName, asked string) (string, error) {
 		return asked, nil
 	}
 	return "", Errorf(ECodeForbidden, "key %q may act as %q or %q, not as %q", keyName, keyName, keyName+"/<sub-agent>", asked)
+}
+
+// CheckResponse is the answer to POST /v1/check, field for field as api.md fixes it.
+type CheckResponse struct {
+	ID            string          `json:"id"`
+	Decision      Decision        `json:"decision"`
+	Reason        string          `json:"reason"`
+	Rule          string          `json:"rule"`
+	PolicyVersion string          `json:"policy_version"`
+	Risk          []string        `json:"risk"`
+	ActionHash    string          `json:"action_hash"`
+	Args          json.RawMessage `json:"args"`
+	Approval      *ApprovalRef    `json:"approval"`
+	RetryAfterMS  *int64          `json:"retry_after_ms"`
+	AuditIndex    int64           `json:"audit_index"`
+}
+
+// CheckRecord is a stored check: the answer as it was sent, plus what was asked
+// and what rein derived. GET /v1/checks/{id} returns it.
+type CheckRecord struct {
+	CheckResponse
+	Tenant    string         `json:"tenant"`
+	CreatedAt time.Time      `json:"created_at"`
+	Check     CheckInput     `json:"check"`
+	Facts     map[string]any `json:"facts"`
+	Shadow    []ShadowMatch  `json:"shadow"`
+	// Result is what the agent reported after running the action, if it did.
+	Result *CheckResult `json:"result"`
+	KeyID  string       `json:"-"`
+	// Taints is true when the check, if allowed, taints its session.
+	Taints bool `json:"-"`
+	// RunArgsHash is the hash of the arguments to run (rein.ArgsHash), as
+	// the agent computes it: a reported result is compared with it, since
+	// the record keeps the arguments with their secrets redacted.
+	RunArgsHash string `json:"args_hash,omitempty"`
+	// Review, when set, is a review after the fact of this allowed check,
+	// stored in the same transaction (its review.created entry is among
+	// the check's entries).
+	Review *Review `json:"-"`
+}
+
+// CheckInput is the request as rein understood it, after validation.
+type CheckInput struct {
+	Tool      string            `json:"tool"`
+	Args      json.RawMessage   `json:"args"`
+	Session   string            `json:"session"`
+	Agent     string            `json:"agent"`
+	Intent    string            `json:"intent"`
+	Labels    map[string]string `json:"labels"`
+	Cost      float64           `json:"cost"`
+	RequestID string            `json:"request_id"`
+	Batch     string            `json:"batch,omitempty"`
+}
+
+// ShadowMatch is a rule in `mode: shadow` that matched: what it would have done.
+type ShadowMatch struct {
+	Rule     string   `json:"rule"`
+	Decision Decision `json:"decision"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// CheckFilter selects checks for a list (GET /v1/checks); zero fields do
+// not filter. Agent matches the agent and its sub-agents (agent/...).
+// Since is inclusive, Until exclusive.
+type CheckFilter struct {
+	Decision Decision
+	Agent    string
+	Tool     string
+	Session  string
+	Since    time.Time
+	Until    time.Time
+	Limit    int
+	Before   string // cursor: the id of the last item of the previous page
+}
+
+// CheckStore keeps decided checks and the results agents report of them.
+// RecordCheck also writes what a check changed of its session and approval.
+type CheckStore interface {
+	// RecordCheck stores a decided check, the approval it created (if any) and
+	// its audit entries, and sets rec.AuditIndex to the index of entries[0].
+	// When the key already used rec's request_id it returns the stored record
+	// and ErrDuplicateRequest. At most one approval per action is pending:
+	// when created would be a second, it returns ErrApprovalPending. Pending
+	// approvals of that action whose time ran out are expired first.
+	// When use is set, the check's allow comes from an approval's grant: use
+	// is applied to that approval in the same transaction, and its error
+	// (the grant is gone) aborts the whole write.
+	RecordCheck(ctx context.Context, rec *CheckRecord, created *Approval, use *ApprovalUse, entries []*Entry) (*CheckRecord, error)
+	CheckByID(ctx context.Context, id string) (*CheckRecord, error)
+	CheckByRequestID(ctx context.Context, keyID, requestID string) (*CheckRecord, error)
+	// Checks lists a tenant's checks ("*": every tenant) that pass the
+	// filter, newest first.
+	Checks(ctx context.Context, tenant string, f CheckFilter) ([]*CheckRecord, error)
+	// RecordResult stores a check's result with its audit entry and, when
+	// the result reports a cost, corrects the session's cost. A second
+	// result for one check is a conflict.
+	RecordResult(ctx context.Context, rec *CheckRecord, res *CheckResult, e *Entry) error
 }

@@ -1,6 +1,9 @@
 package rein
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Delegation lets one approver's eligibility be used by another identity for
 // a window (out of office): the delegate votes on the delegator's behalf,
@@ -23,4 +26,16 @@ type Delegation struct {
 // Active reports whether the delegation applies at now.
 func (d *Delegation) Active(now time.Time) bool {
 	return d.RevokedAt == nil && !now.Before(d.StartsAt) && now.Before(d.Until)
+}
+
+// DelegationStore keeps delegations.
+type DelegationStore interface {
+	// CreateDelegation stores a delegation with its audit entries.
+	CreateDelegation(ctx context.Context, d *Delegation, entries []*Entry) error
+	// Delegations lists a tenant's delegations (tenant *: every tenant's),
+	// revoked and expired ones included, newest first.
+	Delegations(ctx context.Context, tenant string) ([]*Delegation, error)
+	// RevokeDelegation ends a delegation (ErrNotFound, or a conflict when it
+	// was revoked already) and appends e.
+	RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *Entry) (*Delegation, error)
 }

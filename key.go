@@ -1,12 +1,14 @@
 package rein
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // SecretPrefix starts every generated key secret, so leaked keys are easy to scan for.
@@ -70,3 +72,57 @@ func ValidateKey(k *Key) error {
 
 // ValidTenant reports whether t is a usable tenant name ("*" excluded).
 func ValidTenant(t string) bool { return tenantRE.MatchString(t) }
+
+// Role is what a key may do (api.md, Roles).
+type Role string
+
+const (
+	RoleAdmin    Role = "admin"
+	RoleApprover Role = "approver"
+	RoleAgent    Role = "agent"
+	RoleAuditor  Role = "auditor"
+)
+
+// AllRoles lists the roles in the order they are documented.
+var AllRoles = []Role{RoleAdmin, RoleApprover, RoleAgent, RoleAuditor}
+
+// AllTenants is the tenant of keys that administer every tenant.
+const AllTenants = "*"
+
+// Key is an API key: the identity (Name) of an agent or a person in one tenant.
+type Key struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Tenant     string     `json:"tenant"`
+	Roles      []Role     `json:"roles"`
+	Groups     []string   `json:"groups"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+	SecretHash string     `json:"-"`
+}
+
+// Has reports whether the key holds any of the roles.
+func (k *Key) Has(roles ...Role) bool {
+	for _, have := range k.Roles {
+		for _, want := range roles {
+			if have == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Sees reports whether the key may see objects of tenant t.
+func (k *Key) Sees(t string) bool { return k.Tenant == AllTenants || k.Tenant == t }
+
+// KeyStore keeps API keys.
+type KeyStore interface {
+	CreateKey(ctx context.Context, k *Key, e *Entry) error
+	KeyBySecretHash(ctx context.Context, hash string) (*Key, error)
+	KeyByID(ctx context.Context, id string) (*Key, error)
+	Keys(ctx context.Context, tenant string) ([]*Key, error)
+	// RevokeKey revokes a key; it refuses (conflict) to revoke the last
+	// active admin key of tenant "*", checked in the same transaction.
+	RevokeKey(ctx context.Context, id string, at time.Time, e *Entry) error
+}

@@ -1,6 +1,7 @@
 package rein
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -70,4 +71,14 @@ func (t LockTarget) Describe() string {
 		return "the whole tenant"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// LockStore keeps locks.
+type LockStore interface {
+	// CreateLock stores a lock; Locks lists those not removed (any tenant);
+	// RemoveLock removes one (ErrNotFound when it is gone already).
+	CreateLock(ctx context.Context, l *Lock, entries []*Entry) error
+	Lock(ctx context.Context, id string) (*Lock, error)
+	Locks(ctx context.Context) ([]*Lock, error)
+	RemoveLock(ctx context.Context, id, by string, at time.Time, e *Entry) (*Lock, error)
 }

@@ -28,8 +28,8 @@ type Passkey struct {
 	LastUsedAt *time.Time      `json:"last_used_at"`
 }
 
-// Passkeys persists passkeys. Both stores implement it.
-type Passkeys interface {
+// PasskeyStore keeps passkeys.
+type PasskeyStore interface {
 	// AddPasskey stores a new passkey with its audit entry; an id stored
 	// already is a conflict.
 	AddPasskey(ctx context.Context, p *Passkey, e *Entry) error

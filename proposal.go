@@ -1,6 +1,7 @@
 package rein
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -62,4 +63,18 @@ type Suggestion struct {
 	Approvals int             `json:"approvals"`
 	Latest    string          `json:"latest_approval"` // propose from this one
 	LatestAt  time.Time       `json:"latest_at"`
+}
+
+// ProposalStore keeps policy proposals.
+type ProposalStore interface {
+	// CreateProposal stores a new proposal with its audit entries.
+	CreateProposal(ctx context.Context, p *Proposal, entries []*Entry) error
+	// Proposal returns one proposal (ErrNotFound).
+	Proposal(ctx context.Context, id string) (*Proposal, error)
+	// Proposals lists a tenant's proposals (tenant *: every tenant's),
+	// newest first; f.Status and f.Agent filter.
+	Proposals(ctx context.Context, tenant string, f ListFilter) ([]*Proposal, error)
+	// ChangeProposal applies change to a proposal and appends its entries,
+	// in one transaction.
+	ChangeProposal(ctx context.Context, id string, change ProposalChange) (*Proposal, error)
 }

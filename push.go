@@ -34,9 +34,8 @@ type PushSubscription struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// PushSubscriptions persists Web Push subscriptions. Both stores implement
-// it.
-type PushSubscriptions interface {
+// PushSubscriptionStore keeps Web Push subscriptions.
+type PushSubscriptionStore interface {
 	// SavePushSubscription stores s with its audit entry. A subscription
 	// with the same endpoint is replaced (the browser subscribed again,
 	// perhaps for another person): it keeps no trace of the old one.

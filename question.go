@@ -1,6 +1,7 @@
 package rein
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -69,4 +70,19 @@ func (q *Question) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// QuestionStore keeps questions.
+type QuestionStore interface {
+	// CreateQuestion stores a new question with its audit entries.
+	CreateQuestion(ctx context.Context, q *Question, entries []*Entry) error
+	// Question returns one question (any tenant: callers scope it), or ErrNotFound.
+	Question(ctx context.Context, id string) (*Question, error)
+	// Questions lists a tenant's questions ("*": every tenant), newest first.
+	Questions(ctx context.Context, tenant string, f QuestionFilter) ([]*Question, error)
+	// ChangeQuestion runs change on the current question inside one write
+	// transaction, as ChangeApproval does for approvals.
+	ChangeQuestion(ctx context.Context, id string, change QuestionChange) (*Question, error)
+	// DueQuestions returns the ids of pending questions past expires_at.
+	DueQuestions(ctx context.Context, now time.Time) ([]string, error)
 }

@@ -1,6 +1,7 @@
 package rein
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 )
@@ -63,3 +64,17 @@ type ReviewFilter struct {
 // ReviewChange changes a review in place and returns the audit entries of
 // the change (none: nothing is written).
 type ReviewChange func(r *Review) ([]*Entry, error)
+
+// ReviewStore keeps reviews after the fact; RecordCheck (CheckStore) may
+// create one with its check.
+type ReviewStore interface {
+	// CreateReview stores a new review with its audit entries.
+	CreateReview(ctx context.Context, r *Review, entries []*Entry) error
+	// Review returns one review (ErrNotFound).
+	Review(ctx context.Context, id string) (*Review, error)
+	// Reviews lists a tenant's reviews (tenant * : every tenant's), newest first.
+	Reviews(ctx context.Context, tenant string, f ReviewFilter) ([]*Review, error)
+	// ChangeReview applies change to a review and appends its entries, in one
+	// transaction.
+	ChangeReview(ctx context.Context, id string, change ReviewChange) (*Review, error)
+}

@@ -1,6 +1,7 @@
 package rein
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -248,17 +249,28 @@ func ArgsHash(args json.RawMessage) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// WebhookDelivery is one attempt to deliver an event to a webhook target,
-// as the delivery log keeps it.
-type WebhookDelivery struct {
-	Target    string    `json:"target"`
-	MessageID string    `json:"message_id"`
-	EventID   int64     `json:"event_id"`
-	EventType string    `json:"event_type"`
-	Attempt   int       `json:"attempt"`
-	Status    int       `json:"status"` // HTTP status; 0 when there was no answer
-	Error     string    `json:"error,omitempty"`
-	Delivered bool      `json:"delivered"`
-	At        time.Time `json:"at"`
-	TookMS    int64     `json:"took_ms"`
+// SessionStore keeps sessions; RecordCheck (CheckStore) keeps their
+// counters up to date.
+type SessionStore interface {
+	// SessionState returns a session (nil if it has no checks yet) and how
+	// many earlier checks of the action hash it holds. RecordCheck keeps
+	// sessions up to date in the same transaction as the check.
+	SessionState(ctx context.Context, tenant, id, actionHash string) (*Session, int64, error)
+	// SessionEnded returns the session if it has ended, nil while it is
+	// open or has no checks: all a check needs when its policy reads
+	// nothing of the session. It may answer from memory, as long as an end
+	// made through any server reaches it within the bound docs/scale.md
+	// gives.
+	SessionEnded(ctx context.Context, tenant, id string) (*Session, error)
+	// EndSession marks a session ended (ErrNotFound when it has no checks,
+	// a conflict when it already ended) and appends e.
+	EndSession(ctx context.Context, tenant, id, by string, at time.Time, e *Entry) (*Session, error)
+	// ContainSession starts session id as contained (Session.Contain: a
+	// conflict unless it is new), creating it, and appends e.
+	ContainSession(ctx context.Context, tenant, id, agent string, sb *Sandbox, e *Entry) (*Session, error)
+	// EndSandbox records that the contained command of session id ended
+	// (Session.EndSandbox) and appends e.
+	EndSandbox(ctx context.Context, tenant, id, keyID string, end SandboxEnd, at time.Time, e *Entry) (*Session, error)
+	// SessionChecks lists a session's checks, newest first.
+	SessionChecks(ctx context.Context, tenant, id string, limit int, before string) ([]*CheckRecord, error)
 }

@@ -49,20 +49,12 @@ type Keys interface {
 	KeyByID(ctx context.Context, id string) (*rein.Key, error)
 }
 
-// SignOuts remembers the sessions that were signed out, so that a copy of
-// their cookie is refused until it would have expired. Both stores keep
-// them, so every replica refuses it.
-type SignOuts interface {
-	SignOut(ctx context.Context, nonce string, until time.Time) error
-	SignedOut(ctx context.Context, nonce string) (bool, error)
-}
-
 // Console is the web console.
 type Console struct {
 	Keys Keys
 	// SignOuts, when set, ends sessions on the server at sign-out (nil:
 	// signing out only removes the browser's cookie).
-	SignOuts SignOuts
+	SignOuts rein.SignOutStore
 	Sealer   *Sealer
 	// Secure marks cookies Secure even for plain-HTTP requests (rein behind
 	// a TLS-terminating proxy); requests over TLS always get Secure cookies.

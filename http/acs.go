@@ -192,7 +192,7 @@ func (s *Server) acsToolCall(ctx context.Context, key *rein.Key, p *acs.Params, 
 	if perr != nil {
 		return nil, perr
 	}
-	_, err := s.Store.CheckByRequestID(ctx, key.ID, check.RequestID)
+	_, err := s.CheckStore.CheckByRequestID(ctx, key.ID, check.RequestID)
 	switch {
 	case err == nil:
 		return nil, &acs.Error{Code: acs.CodeReplay, Message: "REPLAY_DETECTED: request_id " + p.RequestID + " was already decided"}
@@ -220,7 +220,7 @@ func (s *Server) acsToolResult(ctx context.Context, key *rein.Key, p *acs.Params
 	if json.Unmarshal(p.Payload, &tr) != nil || tr.RequestIDRef == "" || tr.ExitStatus == "blocked" {
 		return
 	}
-	rec, err := s.Store.CheckByRequestID(ctx, key.ID, acs.RequestIDPrefix+tr.RequestIDRef)
+	rec, err := s.CheckStore.CheckByRequestID(ctx, key.ID, acs.RequestIDPrefix+tr.RequestIDRef)
 	if err != nil {
 		return
 	}

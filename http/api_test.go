@@ -149,7 +149,7 @@ func newEnv(t testing.TB, global string) *env {
 	pols := &serve.Policies{Store: store, Active: active, Log: log, Now: time.Now}
 	bus := &events.Bus{}
 	pipe := &pipeline.Pipeline{Store: store, Policies: active, Log: log, Events: bus}
-	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Events: bus,
+	api := &reinhttp.Server{Pipeline: pipe, Policies: active, Admin: pols, Log: log, Events: bus,
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
 				return fmt.Errorf("store unreachable: %v", err)
@@ -159,6 +159,7 @@ func newEnv(t testing.TB, global string) *env {
 			}
 			return nil
 		}}
+	withStores(api, store)
 	// The web console is mounted as rein serve mounts it, so that every API
 	// test also shows that bearer keys work as before beside it.
 	web := &console.Console{Keys: store, SignOuts: store, Log: log, Sealer: &console.Sealer{Secret: []byte(testConsoleSecret)}}
@@ -2351,4 +2352,13 @@ func TestTenantTierThatLoosensIsRefusedAtPush(t *testing.T) {
 		t.Errorf("refusal: %s", msg)
 	}
 	wantStatus(t, e.do("PUT", "/v1/policy", "acme-admin", yamlBody("version: 1\nworkspace: /srv/app/acme\nrules: []\n")), 200)
+}
+
+// withStores gives the API the store of each concept, all one database, as
+// rein serve wires them.
+func withStores(api *reinhttp.Server, st rein.Store) *reinhttp.Server {
+	api.KeyStore, api.CheckStore, api.ApprovalStore, api.QuestionStore = st, st, st, st
+	api.SessionStore, api.AuditStore, api.CheckpointStore, api.DeliveryStore = st, st, st, st
+	api.PasskeyStore, api.PushSubscriptionStore = st, st
+	return api
 }

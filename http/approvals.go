@@ -32,7 +32,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, key *rein
 	if err != nil {
 		return err
 	}
-	list, err := s.Store.Approvals(r.Context(), tenant, f)
+	list, err := s.ApprovalStore.Approvals(r.Context(), tenant, f)
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot list approvals: %v", err)
 	}

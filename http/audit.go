@@ -18,7 +18,7 @@ import (
 // concern every tenant: server starts, the global policy, signing keys.
 
 func (s *Server) getCheckpoint(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
-	c, err := s.Store.LatestCheckpoint(r.Context())
+	c, err := s.CheckpointStore.LatestCheckpoint(r.Context())
 	if errors.Is(err, rein.ErrNotFound) {
 		return rein.Errorf(rein.ECodeUnavailable, "no checkpoint has been signed yet; retry in a second")
 	}
@@ -40,7 +40,7 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request, key *re
 	if err != nil {
 		return err
 	}
-	list, err := s.Store.Checkpoints(r.Context(), from, to)
+	list, err := s.CheckpointStore.Checkpoints(r.Context(), from, to)
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read checkpoints: %v", err)
 	}
@@ -99,7 +99,7 @@ func (s *Server) getEntries(w http.ResponseWriter, r *http.Request, key *rein.Ke
 	if err != nil || limit < 1 || limit > 10000 {
 		return rein.Errorf(rein.ECodeBadRequest, "limit must be a number from 1 to 10000")
 	}
-	list, err := s.Store.Entries(r.Context(), start, int(limit))
+	list, err := s.AuditStore.Entries(r.Context(), start, int(limit))
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read entries: %v", err)
 	}
@@ -127,7 +127,7 @@ func (s *Server) getEntries(w http.ResponseWriter, r *http.Request, key *rein.Ke
 // treeSize is the size proofs are made for by default: the latest
 // checkpoint's, so that they check against it.
 func (s *Server) treeSize(r *http.Request) (int64, error) {
-	c, err := s.Store.LatestCheckpoint(r.Context())
+	c, err := s.CheckpointStore.LatestCheckpoint(r.Context())
 	if errors.Is(err, rein.ErrNotFound) {
 		return 0, rein.Errorf(rein.ECodeUnavailable, "no checkpoint has been signed yet; retry in a second")
 	}
@@ -139,7 +139,7 @@ func (s *Server) treeSize(r *http.Request) (int64, error) {
 
 // hashedSize is how far the stored tree reaches.
 func (s *Server) hashedSize(r *http.Request) (int64, error) {
-	_, hashed, err := s.Store.AuditSize(r.Context())
+	_, hashed, err := s.CheckpointStore.AuditSize(r.Context())
 	if err != nil {
 		return 0, rein.Errorf(rein.ECodeUnavailable, "cannot read the audit log: %v", err)
 	}
@@ -147,7 +147,7 @@ func (s *Server) hashedSize(r *http.Request) (int64, error) {
 }
 
 func (s *Server) hashReader(r *http.Request) tlog.HashReader {
-	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) { return s.Store.ReadHashes(r.Context(), idx) })
+	return tlog.HashReaderFunc(func(idx []int64) ([]tlog.Hash, error) { return s.CheckpointStore.ReadHashes(r.Context(), idx) })
 }
 
 func b64(hs []tlog.Hash) []string {
@@ -186,7 +186,7 @@ func (s *Server) getInclusion(w http.ResponseWriter, r *http.Request, key *rein.
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot prove entry %d: %v", index, err)
 	}
-	leaf, err := s.Store.ReadHashes(r.Context(), []int64{tlog.StoredHashIndex(0, index)})
+	leaf, err := s.CheckpointStore.ReadHashes(r.Context(), []int64{tlog.StoredHashIndex(0, index)})
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read entry %d's leaf hash: %v", index, err)
 	}
@@ -228,7 +228,7 @@ func (s *Server) getConsistency(w http.ResponseWriter, r *http.Request, key *rei
 }
 
 func (s *Server) getAuditKeys(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
-	keys, err := s.Store.AuditKeys(r.Context())
+	keys, err := s.CheckpointStore.AuditKeys(r.Context())
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read the signing keys: %v", err)
 	}
@@ -269,7 +269,7 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request, key *rein.Ke
 // getCheckReceipt: GET /v1/checks/{id}/receipt, the receipt of the check's
 // audit entry (its audit_index), for whoever may read the check.
 func (s *Server) getCheckReceipt(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
-	rec, err := s.Store.CheckByID(r.Context(), r.PathValue("id"))
+	rec, err := s.CheckStore.CheckByID(r.Context(), r.PathValue("id"))
 	if errors.Is(err, rein.ErrNotFound) || (err == nil && !canSeeCheck(key, rec)) {
 		return rein.Errorf(rein.ECodeNotFound, "no check %q in your tenant", r.PathValue("id"))
 	}
@@ -280,14 +280,14 @@ func (s *Server) getCheckReceipt(w http.ResponseWriter, r *http.Request, key *re
 }
 
 func (s *Server) writeReceipt(w http.ResponseWriter, r *http.Request, key *rein.Key, index int64) error {
-	cp, err := s.Store.LatestCheckpoint(r.Context())
+	cp, err := s.CheckpointStore.LatestCheckpoint(r.Context())
 	if errors.Is(err, rein.ErrNotFound) {
 		return rein.Errorf(rein.ECodeUnavailable, "no checkpoint has been signed yet; retry in a second")
 	}
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read the checkpoint: %v", err)
 	}
-	list, err := s.Store.Entries(r.Context(), index, 1)
+	list, err := s.AuditStore.Entries(r.Context(), index, 1)
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read entry %d: %v", index, err)
 	}

@@ -35,7 +35,7 @@ func (s *Server) postCheck(w http.ResponseWriter, r *http.Request, key *rein.Key
 // getCheck returns a stored check. Agents see only checks made by their own
 // key; everyone sees only their tenant. Anything else is 404.
 func (s *Server) getCheck(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
-	rec, err := s.Store.CheckByID(r.Context(), r.PathValue("id"))
+	rec, err := s.CheckStore.CheckByID(r.Context(), r.PathValue("id"))
 	if errors.Is(err, rein.ErrNotFound) || (err == nil && !canSeeCheck(key, rec)) {
 		return rein.Errorf(rein.ECodeNotFound, "no check %q in your tenant", r.PathValue("id"))
 	}
@@ -178,7 +178,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *http.Request, key *rein.Ke
 	if err != nil {
 		return err
 	}
-	list, err := s.Store.Checks(r.Context(), tenant, f)
+	list, err := s.CheckStore.Checks(r.Context(), tenant, f)
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot list checks: %v", err)
 	}

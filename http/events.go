@@ -108,7 +108,7 @@ func (s *Server) getDeliveries(w http.ResponseWriter, r *http.Request, key *rein
 	if err != nil {
 		return err
 	}
-	list, err := s.Store.Deliveries(r.Context(), limit)
+	list, err := s.DeliveryStore.Deliveries(r.Context(), limit)
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read the delivery log: %v", err)
 	}
@@ -126,7 +126,7 @@ func (s *Server) stillAuthorized(r *http.Request, key *rein.Key) bool {
 		k, ok, err := s.Sessions.Authenticate(headerSink{}, r)
 		return ok && err == nil && k.ID == key.ID
 	}
-	k, err := s.Store.KeyByID(r.Context(), key.ID)
+	k, err := s.KeyStore.KeyByID(r.Context(), key.ID)
 	return err == nil && k.RevokedAt == nil
 }
 

@@ -132,7 +132,7 @@ type readCloser struct {
 // (The SessionEnd of the deferring run comes as the run stops, before a
 // person can have decided.)
 func (s *Server) endClaudeCodeSession(ctx context.Context, key *rein.Key, in *hook.Input) {
-	pending, err := s.Store.Approvals(ctx, key.Tenant, rein.ApprovalFilter{Status: rein.StatusPending, Session: in.SessionID, Limit: 1})
+	pending, err := s.ApprovalStore.Approvals(ctx, key.Tenant, rein.ApprovalFilter{Status: rein.StatusPending, Session: in.SessionID, Limit: 1})
 	if err == nil && len(pending) > 0 {
 		s.Log.Info("claude code session not ended: an approval in it is pending, for the run that resumes it",
 			"session", in.SessionID, "approval", pending[0].ID, "reason", in.Reason)

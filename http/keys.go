@@ -47,7 +47,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, key *rein.Key
 	}
 	entry := &rein.Entry{TS: k.CreatedAt, Tenant: k.Tenant, Kind: rein.KindKeyCreated, Actor: key.Name, Subject: k.ID,
 		Data: map[string]any{"name": k.Name, "roles": k.Roles, "groups": k.Groups}}
-	if err := s.Store.CreateKey(r.Context(), k, entry); err != nil {
+	if err := s.KeyStore.CreateKey(r.Context(), k, entry); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, keyView{Key: k, Secret: secret})
@@ -62,7 +62,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, key *rein.Key)
 			return err
 		}
 	}
-	keys, err := s.Store.Keys(r.Context(), tenant)
+	keys, err := s.KeyStore.Keys(r.Context(), tenant)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, key *rein.Key)
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	id := r.PathValue("id")
-	k, err := s.Store.KeyByID(r.Context(), id)
+	k, err := s.KeyStore.KeyByID(r.Context(), id)
 	if errors.Is(err, rein.ErrNotFound) || (err == nil && !key.Sees(k.Tenant)) {
 		return rein.Errorf(rein.ECodeNotFound, "no key %q in your tenant", id)
 	}
@@ -88,7 +88,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, key *rein.Key
 	}
 	entry := &rein.Entry{TS: s.Now().UTC(), Tenant: k.Tenant, Kind: rein.KindKeyRevoked, Actor: key.Name, Subject: k.ID,
 		Data: map[string]any{"name": k.Name}}
-	err = s.Store.RevokeKey(r.Context(), id, s.Now().UTC(), entry)
+	err = s.KeyStore.RevokeKey(r.Context(), id, s.Now().UTC(), entry)
 	if errors.Is(err, rein.ErrNotFound) {
 		w.WriteHeader(http.StatusNoContent) // revoked meanwhile
 		return nil

@@ -19,8 +19,8 @@ func (s *Server) passkeys() (*passkey.Service, error) {
 		if s.Passkeys != nil {
 			return
 		}
-		store, ok := s.Store.(rein.Passkeys)
-		if !ok {
+		store := s.PasskeyStore
+		if store == nil {
 			return
 		}
 		secret := make([]byte, 32)

@@ -19,9 +19,9 @@ const maxPushDevices = 10
 
 // pushSubscriptions returns the store's subscriptions and the sender, or a
 // conflict naming why Web Push is not offered.
-func (s *Server) webPush() (rein.PushSubscriptions, *webpush.Sender, error) {
-	store, ok := s.Store.(rein.PushSubscriptions)
-	if !ok || s.Push == nil {
+func (s *Server) webPush() (rein.PushSubscriptionStore, *webpush.Sender, error) {
+	store := s.PushSubscriptionStore
+	if store == nil || s.Push == nil {
 		return nil, nil, rein.Errorf(rein.ECodeConflict, "this server sends no Web Push notifications (push.enabled is false)")
 	}
 	return store, s.Push, nil

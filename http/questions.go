@@ -43,7 +43,7 @@ func (s *Server) listQuestions(w http.ResponseWriter, r *http.Request, key *rein
 	if err != nil {
 		return err
 	}
-	list, err := s.Store.Questions(r.Context(), tenant, f)
+	list, err := s.QuestionStore.Questions(r.Context(), tenant, f)
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot list questions: %v", err)
 	}

@@ -39,7 +39,7 @@ func TestRevokedKeyIsRefusedAfterUse(t *testing.T) {
 	active.Set("", pol)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pipe := &pipeline.Pipeline{Store: store, Policies: active, Log: log}
-	api := &reinhttp.Server{Store: store, Pipeline: pipe, Policies: active, Log: log}
+	api := withStores(&reinhttp.Server{Pipeline: pipe, Policies: active, Log: log}, store)
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
 	defer pipe.StopWaiting()

@@ -43,7 +43,20 @@ type PolicyAdmin interface {
 
 // Server is the HTTP API.
 type Server struct {
-	Store    rein.Store
+	// The stores of the concepts the API reads itself, one per concept
+	// (what changes state goes through the pipeline). A nil PasskeyStore or
+	// PushSubscriptionStore turns that part of the API off.
+	KeyStore              rein.KeyStore
+	CheckStore            rein.CheckStore
+	ApprovalStore         rein.ApprovalStore
+	QuestionStore         rein.QuestionStore
+	SessionStore          rein.SessionStore
+	AuditStore            rein.AuditStore
+	CheckpointStore       rein.CheckpointStore
+	DeliveryStore         rein.DeliveryStore
+	PasskeyStore          rein.PasskeyStore
+	PushSubscriptionStore rein.PushSubscriptionStore
+
 	Pipeline *pipeline.Pipeline
 	Policies *policy.Active
 	Admin    PolicyAdmin
@@ -317,7 +330,7 @@ func (s *Server) authenticate(r *http.Request) (*rein.Key, error) {
 		return nil, rein.Errorf(rein.ECodeUnauthenticated, "the Authorization header must be `Bearer <key>`")
 	}
 	hash := rein.HashSecret(strings.TrimSpace(secret))
-	key, err := s.Store.KeyBySecretHash(r.Context(), hash)
+	key, err := s.KeyStore.KeyBySecretHash(r.Context(), hash)
 	if errors.Is(err, rein.ErrNotFound) {
 		return nil, rein.Errorf(rein.ECodeUnauthenticated, "the key is not recognised or has been revoked")
 	}

@@ -63,7 +63,7 @@ func (s *Server) getSessionChecks(w http.ResponseWriter, r *http.Request, key *r
 	if err != nil {
 		return err
 	}
-	list, err := s.Store.SessionChecks(r.Context(), tenant, r.PathValue("id"), limit, q.Get("cursor"))
+	list, err := s.SessionStore.SessionChecks(r.Context(), tenant, r.PathValue("id"), limit, q.Get("cursor"))
 	if err != nil {
 		return rein.Errorf(rein.ECodeUnavailable, "cannot read the session's checks: %v", err)
 	}

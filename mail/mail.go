@@ -72,12 +72,19 @@ func (c *Config) Check() error {
 	return nil
 }
 
+// Store is what e-mailed approval links need of rein's store: the voter's
+// key, and the audit log for the votes they refuse.
+type Store interface {
+	notify.Keys
+	notify.Appender
+}
+
 // Mailer sends the approval e-mails and answers their links.
 type Mailer struct {
 	Config   Config
 	Secret   []byte // signs links; at least 32 bytes
 	BaseURL  string
-	Store    rein.Store
+	Store    Store
 	Pipeline *pipeline.Pipeline
 	Log      *slog.Logger
 	Now      func() time.Time

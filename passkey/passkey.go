@@ -34,7 +34,7 @@ const Timeout = 2 * time.Minute
 
 // Service registers passkeys and verifies confirmations.
 type Service struct {
-	Store rein.Passkeys
+	Store rein.PasskeyStore
 	// BaseURL returns the address people reach rein at: its host is the
 	// WebAuthn relying party id, its origin the only one accepted.
 	BaseURL func() string

@@ -25,7 +25,7 @@ import (
 
 // Pipeline decides checks.
 type Pipeline struct {
-	Store    rein.Store
+	Store    Store
 	Policies *policy.Active
 	// BaseURL is the server's external address, used in approval links.
 	BaseURL string

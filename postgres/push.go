@@ -81,4 +81,4 @@ func (db *DB) RemovePushSubscription(ctx context.Context, id string, e *rein.Ent
 	return err
 }
 
-var _ rein.PushSubscriptions = (*DB)(nil)
+var _ rein.PushSubscriptionStore = (*DB)(nil)

@@ -26,6 +26,25 @@ type SQLStatement struct {
 // ClassifySQL splits src into statements and classifies each one. It is a
 // tokenizer, not a parser: it reads verbs, table names and WHERE.
 func ClassifySQL(src string) ([]SQLStatement, []string) {
+	return classifySQL(src, sqlReadings(src))
+}
+
+// sqlReadings are the readings src needs. The PostgreSQL, MySQL and SQLite
+// readings differ only where src holds $, `, [, \, #, -- or /* (E'…' and
+// U&'…' strings differ only with a backslash in them); text without any of
+// these reads alike in the three, and the PostgreSQL reading stands for all
+// (TestSQLReadingsAgree and FuzzClassifySQL check that the answer is the
+// same). SQL Server's reading is always made.
+func sqlReadings(src string) []sqlDialect {
+	if strings.ContainsAny(src, "$`[\\#") || strings.Contains(src, "--") || strings.Contains(src, "/*") {
+		return sqlDialects
+	}
+	return sqlPlainDialects
+}
+
+var sqlPlainDialects = []sqlDialect{sqlDialects[0], sqlDialects[2]}
+
+func classifySQL(src string, dialects []sqlDialect) ([]SQLStatement, []string) {
 	tags := map[string]bool{"sql": true}
 	// Four readings, one per dialect family: PostgreSQL ("--" always
 	// starts a comment, /* */ nests, $tag$ quoting, E'' strings with
@@ -35,7 +54,7 @@ func ClassifySQL(src string) ([]SQLStatement, []string) {
 	// strings). Text that is a string or a comment to one can be SQL to
 	// another, so rein keeps what any reading finds.
 	var stmts []SQLStatement
-	for _, d := range sqlDialects {
+	for _, d := range dialects {
 		got, ok := sqlStatements(src, d, tags)
 		if !ok {
 			tags["sql.parse_error"] = true
@@ -56,13 +75,22 @@ type sqlDialect struct {
 	brackets bool // [name] is a quoted name
 	dollar   bool // $tag$ ... $tag$ strings, E'' strings
 	backtick bool // `name` is a quoted name
+	// high: every character beyond ASCII is part of a name (PostgreSQL's
+	// scan.l takes any byte above 0x7f in names and dollar-quote tags,
+	// MySQL takes U+0080 to U+FFFF, SQLite's tokenizer any byte above
+	// 0x7f); elsewhere only letters are.
+	high bool
+	// tsql: a line holding only GO [count] ends a batch (sqlcmd, SSMS),
+	// and a statement ends wherever the next one can begin, ";" or not
+	// (SQL Server runs "SELECT 1 DELETE FROM t" as two statements).
+	tsql bool
 }
 
 var sqlDialects = []sqlDialect{
-	{nested: true, dollar: true},     // PostgreSQL
-	{mysql: true, backtick: true},    // MySQL, MariaDB
-	{nested: true, brackets: true},   // SQL Server
-	{brackets: true, backtick: true}, // SQLite
+	{nested: true, dollar: true, high: true},     // PostgreSQL
+	{mysql: true, backtick: true, high: true},    // MySQL, MariaDB
+	{nested: true, brackets: true, tsql: true},   // SQL Server
+	{brackets: true, backtick: true, high: true}, // SQLite, DuckDB
 }
 
 func containsStatement(list []SQLStatement, s SQLStatement) bool {
@@ -76,7 +104,7 @@ func containsStatement(list []SQLStatement, s SQLStatement) bool {
 }
 
 type sqlTok struct {
-	kind byte   // 'w' word, 'q' quoted identifier, 's' string, 'n' number, 'p' punctuation, ';'
+	kind byte   // 'w' word, 'q' quoted identifier, 's' string, 'n' number, 'p' punctuation, ';', 'c' client command
 	text string // words upper-cased in up; text as written (identifiers unquoted)
 	up   string
 }
@@ -188,9 +216,9 @@ func sqlTokens(src string, d sqlDialect) (toks []sqlTok, ok bool) {
 			}
 			toks = append(toks, sqlTok{kind: 'q', text: s})
 			i = next
-		case d.dollar && c == '$' && i+1 < n && (src[i+1] == '$' || isIdentStart(rune(src[i+1]))):
+		case d.dollar && c == '$' && i+1 < n && (src[i+1] == '$' || dollarTagByte(src[i+1], false)):
 			j := i + 1
-			for j < n && src[j] != '$' && isIdentPart(rune(src[j])) {
+			for j < n && src[j] != '$' && dollarTagByte(src[j], true) {
 				j++
 			}
 			if j >= n || src[j] != '$' {
@@ -215,18 +243,41 @@ func sqlTokens(src string, d sqlDialect) (toks []sqlTok, ok bool) {
 		case c == ';':
 			toks = append(toks, sqlTok{kind: ';', text: ";"})
 			i++
+		case c == '\\' || d.tsql && lineStart(src, i) && i+1 < n &&
+			(c == '!' && src[i+1] == '!' || c == ':' && (src[i+1] == '!' || src[i+1]|0x20 >= 'a' && src[i+1]|0x20 <= 'z')):
+			// A client's command, to the end of its line: a backslash
+			// outside strings is no SQL of any dialect but psql's and
+			// mysql's commands (\! runs a program, \gexec reruns results
+			// as SQL, \o and \g write files); sqlcmd runs :!! and !!
+			// (programs), :r (reads a file), :out, :connect on any line,
+			// inside a batch too.
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				j = n - i
+			}
+			toks = append(toks, sqlTok{kind: 'c', text: src[i : i+j]})
+			i += j
 		default:
 			r, size := utf8.DecodeRuneInString(src[i:])
-			if isIdentStart(r) {
+			if isIdentStart(r) || d.high && r >= utf8.RuneSelf {
 				j := i
 				for j < n {
 					r, size := utf8.DecodeRuneInString(src[j:])
-					if !isIdentPart(r) && r != '$' {
+					if !isIdentPart(r) && r != '$' && !(d.high && r >= utf8.RuneSelf) {
 						break
 					}
 					j += size
 				}
 				w := src[i:j]
+				if d.tsql && len(w) == 2 && strings.EqualFold(w, "GO") && lineStart(src, i) {
+					// A batch separator: GO, then an optional count.
+					toks = append(toks, sqlTok{kind: ';', text: ";"})
+					for j < n && (src[j] == ' ' || src[j] == '\t' || src[j] >= '0' && src[j] <= '9') {
+						j++
+					}
+					i = j
+					continue
+				}
 				toks = append(toks, sqlTok{kind: 'w', text: strings.ToLower(w), up: strings.ToUpper(w)})
 				i = j
 				continue
@@ -283,6 +334,23 @@ func sqlQuoted(src string, i int, q byte, esc bool) (string, int, bool) {
 	return "", len(src), false
 }
 
+// dollarTagByte reports whether b may start (or, when cont, continue) a
+// PostgreSQL dollar-quote tag: dolq_start [A-Za-z\200-\377_] and dolq_cont
+// [A-Za-z\200-\377_0-9] in src/backend/parser/scan.l. Any byte above 0x7f
+// counts, a letter or not (the tag $€$ quotes as $a$ does).
+func dollarTagByte(b byte, cont bool) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80 || cont && b >= '0' && b <= '9'
+}
+
+// lineStart reports whether only spaces and tabs stand between src[i] and
+// the start of its line.
+func lineStart(src string, i int) bool {
+	for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || src[i-1] == '\n' || src[i-1] == '\r'
+}
+
 func isIdentStart(r rune) bool { return r == '_' || unicode.IsLetter(r) }
 func isIdentPart(r rune) bool  { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
 
@@ -328,6 +396,8 @@ var sqlVerbs = map[string]bool{
 	"MOVE": true, "LISTEN": true, "NOTIFY": true, "UNLISTEN": true, "PREPARE": true, "DEALLOCATE": true,
 	"DESCRIBE": true, "DESC": true, "CHECKPOINT": true, "DISCARD": true, "REASSIGN": true, "IMPORT": true,
 	"BULK": true, "RECONFIGURE": true, "SHUTDOWN": true, "KILL": true, "HANDLER": true, "INSTALL": true,
+	"EXPORT": true, // DuckDB's EXPORT DATABASE 'dir'
+	"FROM":   true, // DuckDB's FROM-first SELECT: FROM t [SELECT …]
 }
 
 var (
@@ -351,17 +421,102 @@ var (
 func sqlStatements(src string, d sqlDialect, tags map[string]bool) ([]SQLStatement, bool) {
 	toks, ok := sqlTokens(src, d)
 	var out []SQLStatement
+	useMySQL := false // after USE mysql, its tables need no schema
 	start := 0
 	for i := 0; i <= len(toks); i++ {
-		if i < len(toks) && toks[i].kind != ';' {
+		if i < len(toks) && toks[i].kind != ';' && toks[i].kind != 'c' {
 			continue
 		}
+		if i < len(toks) && toks[i].kind == 'c' {
+			tags["sql.parse_error"] = true // a client's command rein does not read
+		}
 		if i > start {
-			out = classifyStatement(toks[start:i], tags, out)
+			parts := [][]sqlTok{toks[start:i]}
+			if d.tsql {
+				parts = tsqlSplit(toks[start:i])
+			}
+			for _, p := range parts {
+				n := len(out)
+				out = classifyStatement(p, tags, out)
+				for _, st := range out[n:] {
+					if useMySQL && slices.ContainsFunc(st.Tables, func(t string) bool { return credentialTable("mysql." + t) }) {
+						tags["sql.secrets"] = true
+					}
+				}
+				if len(p) > 1 && p[0].up == "USE" && strings.EqualFold(p[1].text, "mysql") {
+					useMySQL = true
+				}
+			}
 		}
 		start = i + 1
 	}
 	return out, ok
+}
+
+// tsqlStatementWords begin a SQL Server statement that changes data or
+// the server, or that rein cannot read (the reserved words of Transact-SQL
+// that open a statement; learn.microsoft.com/sql/t-sql/language-elements,
+// "Reserved Keywords"). Reserved, they cannot be a bare name or alias, so
+// after a complete expression one begins a statement of its own.
+var tsqlStatementWords = map[string]bool{"SELECT": true, "INSERT": true, "UPDATE": true, "DELETE": true,
+	"MERGE": true, "DROP": true, "CREATE": true, "ALTER": true, "TRUNCATE": true, "EXEC": true, "EXECUTE": true,
+	"GRANT": true, "REVOKE": true, "DENY": true, "BACKUP": true, "RESTORE": true, "DBCC": true, "BULK": true,
+	"KILL": true, "SHUTDOWN": true, "RECONFIGURE": true, "WAITFOR": true, "DECLARE": true, "USE": true,
+	"SETUSER": true, "REVERT": true, "WRITETEXT": true, "UPDATETEXT": true, "READTEXT": true, "DUMP": true,
+	"LOAD": true}
+
+// tsqlContinues are the words after which a statement word continues the
+// statement (UNION SELECT, ON DELETE, FOR UPDATE, THEN DELETE, GRANT
+// INSERT, AFTER UPDATE, ON DUPLICATE KEY UPDATE, DO UPDATE, AS SELECT,
+// BULK INSERT, SHOW CREATE) or where an expression must follow (SELECT,
+// WHERE, AND).
+var tsqlContinues = map[string]bool{"SELECT": true, "DISTINCT": true, "ALL": true, "UNION": true, "EXCEPT": true,
+	"INTERSECT": true, "ON": true, "FOR": true, "THEN": true, "ELSE": true, "WHEN": true, "AND": true, "OR": true,
+	"NOT": true, "WHERE": true, "HAVING": true, "BY": true, "AS": true, "AFTER": true, "BEFORE": true, "OF": true,
+	"INSTEAD": true, "GRANT": true, "REVOKE": true, "DENY": true, "KEY": true, "DO": true, "ROW": true,
+	"STATEMENT": true, "EACH": true, "FROM": true, "JOIN": true, "INTO": true, "TABLE": true, "SET": true, "IS": true,
+	"IN": true, "LIKE": true, "BETWEEN": true, "CASE": true, "TOP": true, "USING": true, "WITH": true, "BULK": true,
+	"ALSO": true, "RETURN": true, "SHOW": true}
+
+// tsqlSplit cuts one statement's tokens where SQL Server would start the
+// next statement without a ";": at a top-level statement word that follows
+// a complete expression (a name, a literal, ")" or "*"). The first verb
+// after WITH's common table expressions and after EXPLAIN or DESCRIBE, and
+// DROP and ALTER inside ALTER TABLE, belong to their statement; INSERT(…)
+// and the like are MySQL's functions.
+func tsqlSplit(toks []sqlTok) [][]sqlTok {
+	var parts [][]sqlTok
+	lead := toks[0].up == "WITH" || toks[0].up == "EXPLAIN" || toks[0].up == "DESC" || toks[0].up == "DESCRIBE"
+	alter := toks[0].up == "ALTER"
+	depth, start := 0, 0
+	for i := 1; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == 'p' && t.text == "(" {
+			depth++
+		} else if t.kind == 'p' && t.text == ")" {
+			depth--
+		}
+		if depth != 0 || t.kind != 'w' || !tsqlStatementWords[t.up] {
+			continue
+		}
+		if lead {
+			lead = false
+			continue
+		}
+		if alter && (t.up == "DROP" || t.up == "ALTER") ||
+			i+1 < len(toks) && toks[i+1].text == "(" && t.up != "EXEC" && t.up != "EXECUTE" ||
+			t.up == "USE" && i+1 < len(toks) && (toks[i+1].up == "INDEX" || toks[i+1].up == "KEY") {
+			continue // ALTER TABLE … DROP, MySQL's INSERT(…) and USE INDEX (…)
+		}
+		prev := toks[i-1]
+		if prev.kind == 'w' && tsqlContinues[prev.up] || prev.kind == 'p' && prev.text != ")" && prev.text != "*" {
+			continue
+		}
+		parts = append(parts, toks[start:i])
+		start = i
+		alter = t.up == "ALTER"
+	}
+	return append(parts, toks[start:])
 }
 
 // classifyStatement classifies one statement's tokens, and every data-changing
@@ -377,9 +532,11 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 		tags["sql.parse_error"] = true
 		return out
 	}
-	// Nested data-changing statements: "(DELETE ...)", "(UPDATE ...)".
+	// Nested data-changing statements: "(DELETE ...)", "(UPDATE ...)";
+	// a word alone in parentheses is a column (avg(load)).
 	for i := 1; i+1 < len(toks); i++ {
-		if toks[i].text == "(" && toks[i+1].kind == 'w' && (sqlWriteVerbs[toks[i+1].up] || toks[i+1].up == "WITH") {
+		if toks[i].text == "(" && toks[i+1].kind == 'w' && (sqlWriteVerbs[toks[i+1].up] || toks[i+1].up == "WITH") &&
+			!(i+2 < len(toks) && (toks[i+2].text == ")" || toks[i+2].text == ",")) {
 			end := closingParen(toks, i)
 			out = classifyStatement(toks[i+1:end], tags, out)
 		}
@@ -406,8 +563,12 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 			return classifyStatement(rest, tags, out)
 		}
 	}
-	st := SQLStatement{Verb: body[0].up, Tables: sqlTables(body), HasWhere: sqlHasWhere(body)}
-	if st.Verb == "WITH" {
+	tables, files := sqlTables(body)
+	if len(body) < len(toks) {
+		_, files = sqlTables(toks) // FROM 'file' in a common table expression
+	}
+	st := SQLStatement{Verb: body[0].up, Tables: tables, HasWhere: sqlHasWhere(body)}
+	if st.Verb == "WITH" || st.Verb == "FROM" {
 		st.Verb = "SELECT"
 	}
 	if st.Verb == "SELECT" && hasTopWord(body, "INTO") && !hasTopWord(body, "OUTFILE") && !hasTopWord(body, "DUMPFILE") {
@@ -435,8 +596,20 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 			tags["sql.destructive"] = true
 		}
 	}
-	sqlSideEffects(body, &st, tags)
-	if slices.ContainsFunc(st.Tables, credentialTable) || mentionsCredentialTable(toks) {
+	readsFiles := sqlSideEffects(toks, body, &st, tags)
+	if len(files) > 0 {
+		// A table named by a string or a path is a file or a URL the
+		// server (DuckDB's replacement scans) opens: FROM 'data.csv'.
+		tags["sql.file"] = true
+		readsFiles = true
+	}
+	if readsFiles && slices.ContainsFunc(body, func(t sqlTok) bool { return (t.kind == 's' || t.kind == 'q') && remoteLocation(t.text) }) {
+		tags["sql.network"] = true // the file is on another host: s3://, https://, host=
+	}
+	if slices.ContainsFunc(st.Tables, credentialTable) || mentionsCredentialTable(toks) ||
+		slices.Contains(st.Functions, "loginproperty") && slices.ContainsFunc(body, func(t sqlTok) bool {
+			return t.kind == 's' && strings.EqualFold(t.text, "PasswordHash")
+		}) {
 		tags["sql.secrets"] = true
 	}
 	if st.Verb == "SELECT" && rowLocks(body) {
@@ -448,17 +621,42 @@ func classifyStatement(toks []sqlTok, tags map[string]bool, out []SQLStatement) 
 	return append(out, st)
 }
 
-// credentialTables are the system tables that hold password hashes or
-// stored passwords, by their last name part: PostgreSQL (pg_shadow,
-// pg_authid, the user mappings of foreign servers), SQL Server (sql_logins,
-// syslogins, sysxlogins, linked_logins) and Oracle (user$, link$). MySQL's
-// are named with their schema (its bare "user" is too common a name).
+// credentialTables are the system tables, views and table functions that
+// hold password hashes, stored passwords or connection strings with
+// passwords, by their last name part:
+//   - PostgreSQL (System Catalogs, postgresql.org/docs/current/catalogs.html):
+//     pg_authid and pg_shadow (rolpassword), pg_user_mapping(s) (umoptions,
+//     a foreign server's user and password), pg_subscription (subconninfo,
+//     the publisher's connection string) and pg_foreign_server (srvoptions);
+//   - SQL Server (learn.microsoft.com/sql/relational-databases/system-catalog-views):
+//     sql_logins (password_hash), syslogins and sysxlogins, linked_logins,
+//     master_key_passwords, database_scoped_credentials (and its older name
+//     database_credentials); sys.credentials is named with its schema;
+//   - DuckDB: duckdb_secrets() (duckdb.org/docs/stable/configuration/secrets_manager);
+//   - Oracle: user$, link$.
+//
+// SQLite keeps no credentials. MySQL's are named with their schema (its bare
+// "user" is too common a name): mysql.user and mysql.global_priv
+// (authentication_string), mysql.slave_master_info and
+// mysql.replication_connection_configuration (a replica's source password),
+// mysql.servers (FEDERATED servers' passwords).
 var credentialTables = map[string]bool{"pg_shadow": true, "pg_authid": true, "pg_user_mapping": true,
-	"pg_user_mappings": true, "sql_logins": true, "syslogins": true, "sysxlogins": true, "linked_logins": true,
+	"pg_user_mappings": true, "pg_subscription": true, "pg_foreign_server": true, "sql_logins": true,
+	"syslogins": true, "sysxlogins": true, "linked_logins": true, "master_key_passwords": true,
+	"database_scoped_credentials": true, "database_credentials": true, "duckdb_secrets": true,
 	"user$": true, "link$": true}
 
+// credentialSettings are server settings whose value holds a password or a
+// key, read with SHOW x, current_setting('x') or a catalog of settings
+// filtered to it: PostgreSQL's primary_conninfo (a standby's connection
+// string; pg_settings and pg_file_settings hold it), DuckDB's legacy S3 and
+// Azure settings (duckdb.org/docs/stable/core_extensions/httpfs/s3api_legacy_authentication).
+var credentialSettings = map[string]bool{"primary_conninfo": true, "pg_file_settings": true,
+	"s3_secret_access_key": true, "s3_access_key_id": true, "s3_session_token": true,
+	"azure_storage_connection_string": true}
+
 var credentialTablesQualified = []string{"mysql.user", "mysql.global_priv", "mysql.slave_master_info",
-	"mysql.replication_connection_configuration"}
+	"mysql.replication_connection_configuration", "mysql.servers", "sys.credentials"}
 
 func credentialTable(name string) bool {
 	if credentialTables[name[strings.LastIndexByte(name, '.')+1:]] {
@@ -478,16 +676,20 @@ func credentialTable(name string) bool {
 func mentionsCredentialTable(toks []sqlTok) bool {
 	isName := func(t sqlTok) bool { return t.kind == 'w' || t.kind == 'q' }
 	for i, t := range toks {
+		if (isName(t) || t.kind == 's') && len(t.text) >= 15 && len(t.text) <= 31 && credentialSettings[strings.ToLower(t.text)] {
+			return true
+		}
 		if !isName(t) {
 			continue
 		}
-		if credentialTables[t.text] || len(t.text) >= 5 && len(t.text) <= 16 && credentialTables[strings.ToLower(t.text)] {
+		if credentialTables[t.text] || len(t.text) >= 5 && len(t.text) <= 27 && credentialTables[strings.ToLower(t.text)] {
 			return true
 		}
-		// mysql.user and the other MySQL tables, named with their schema.
-		if strings.EqualFold(t.text, "mysql") && i+2 < len(toks) && toks[i+1].text == "." && isName(toks[i+2]) {
+		// mysql.user, sys.credentials: tables named with their schema.
+		if (strings.EqualFold(t.text, "mysql") || strings.EqualFold(t.text, "sys")) && i+2 < len(toks) &&
+			toks[i+1].text == "." && isName(toks[i+2]) {
 			for _, q := range credentialTablesQualified {
-				if strings.EqualFold("mysql."+toks[i+2].text, q) {
+				if strings.EqualFold(t.text+"."+toks[i+2].text, q) {
 					return true
 				}
 			}
@@ -631,9 +833,10 @@ func alwaysTrue(clause []sqlTok) bool {
 // sqlTables reads the table names a statement refers to: after FROM, JOIN,
 // INTO, USING, UPDATE, TABLE, and the object name of CREATE, DROP, ALTER,
 // TRUNCATE, COPY and LOCK. FROM inside a function call (EXTRACT(YEAR FROM
-// x)) is not a table.
-func sqlTables(toks []sqlTok) []string {
-	var tables []string
+// x)) is not a table. files are the tables named by a string (FROM
+// 'data.csv') or by a quoted name shaped like a path or URL (FROM
+// "data.csv", "/home/x/.ssh/id_rsa"): files DuckDB reads.
+func sqlTables(toks []sqlTok) (tables, files []string) {
 	add := func(name string) {
 		for _, t := range tables {
 			if t == name {
@@ -647,6 +850,9 @@ func sqlTables(toks []sqlTok) []string {
 	name := func(i int) (string, int) {
 		var parts []string
 		for i < len(toks) && (toks[i].kind == 'w' || toks[i].kind == 'q') {
+			if toks[i].kind == 'q' && strings.ContainsAny(toks[i].text, "./\\:") {
+				files = append(files, toks[i].text)
+			}
 			parts = append(parts, toks[i].text)
 			i++
 			if i+1 < len(toks) && toks[i].text == "." {
@@ -657,20 +863,26 @@ func sqlTables(toks []sqlTok) []string {
 		}
 		return strings.Join(parts, "."), i
 	}
-	// list reads "name [AS alias], name ..." starting at toks[i].
-	list := func(i int, multi bool) {
+	// list reads "name [AS alias], name ..." starting at toks[i]; when
+	// strs, a string stands for a table too (FROM 'data.csv').
+	list := func(i int, multi, strs bool) {
 		for i < len(toks) {
 			if toks[i].kind == 'w' && (toks[i].up == "ONLY" || toks[i].up == "LATERAL") {
 				i++
 				continue
 			}
-			if toks[i].kind != 'w' && toks[i].kind != 'q' {
+			var n string
+			var next int
+			switch {
+			case toks[i].kind == 's' && strs:
+				files = append(files, toks[i].text)
+				n, next = toks[i].text, i+1
+			case toks[i].kind != 'w' && toks[i].kind != 'q',
+				toks[i].kind == 'w' && sqlVerbs[toks[i].up] && toks[i].up != "TABLE":
 				return
+			default:
+				n, next = name(i)
 			}
-			if toks[i].kind == 'w' && sqlVerbs[toks[i].up] && toks[i].up != "TABLE" {
-				return
-			}
-			n, next := name(i)
 			if n == "" {
 				return
 			}
@@ -701,15 +913,20 @@ func sqlTables(toks []sqlTok) []string {
 	var calls []bool // for each open parenthesis: is it a function call's?
 	switch toks[0].up {
 	case "UPDATE", "COPY", "LOCK", "VACUUM", "REINDEX", "CLUSTER":
-		list(skip(1), false)
+		list(skip(1), false, false)
 	case "TRUNCATE", "DROP":
-		list(skip(1), true)
+		list(skip(1), true, false)
 	case "CREATE", "ALTER":
 		i := skip(1)
 		if i > 1 && toks[i-1].up != "INDEX" {
-			list(i, false)
+			list(i, false, false)
 		}
+	case "FROM": // DuckDB's FROM-first SELECT
+		list(1, true, true)
 	}
+	// Users are strings after FROM in REVOKE … FROM 'bob'@'host'; IS
+	// DISTINCT FROM 'x' compares.
+	users := toks[0].up == "GRANT" || toks[0].up == "REVOKE" || toks[0].up == "DENY"
 	for i := 1; i < len(toks); i++ {
 		t := toks[i]
 		switch {
@@ -723,18 +940,18 @@ func sqlTables(toks []sqlTok) []string {
 		case t.kind == 'w' && (len(calls) == 0 || !calls[len(calls)-1]):
 			switch t.up {
 			case "FROM", "JOIN", "USING":
-				list(i+1, t.up == "FROM")
+				list(i+1, t.up == "FROM", t.up != "USING" && !users && toks[i-1].up != "DISTINCT")
 			case "INTO", "ON":
 				if t.up == "INTO" && i+1 < len(toks) && (toks[i+1].up == "OUTFILE" || toks[i+1].up == "DUMPFILE") {
 					continue // MySQL INTO OUTFILE 'file': a file, not a table
 				}
 				if t.up == "INTO" || toks[0].up == "GRANT" || toks[0].up == "REVOKE" || toks[0].up == "CREATE" {
-					list(skip(i+1), false)
+					list(skip(i+1), false, false)
 				}
 			}
 		}
 	}
-	return tables
+	return tables, files
 }
 
 // sqlClauseWords end a table list or cannot be an alias.
@@ -751,9 +968,15 @@ var sqlClauseWords = map[string]bool{
 // sqlSideEffects finds what a statement does besides reading and writing
 // rows: the functions and procedures it calls (sqlSideEffectFuncs,
 // sqlReadOnlyFuncs) and the statements that reach files, programs, other
-// servers or the server's configuration.
-func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
+// servers or the server's configuration. files is true when it reads or
+// writes files. toks is the statement's body (after WITH's common table
+// expressions); calls are looked for in all of it, those included.
+func sqlSideEffects(all, toks []sqlTok, st *SQLStatement, tags map[string]bool) (files bool) {
 	st.Functions, st.UnknownFunctions = []string{}, []string{}
+	mark := func(tag string) {
+		tags[tag] = true
+		files = files || tag == "sql.file"
+	}
 	call := func(name string) {
 		name = strings.ToLower(name)
 		if i := strings.LastIndexByte(name, '.'); i >= 0 {
@@ -765,7 +988,7 @@ func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
 		st.Functions = append(st.Functions, name)
 		if effects, ok := sqlSideEffectFuncs[name]; ok {
 			for _, t := range effects {
-				tags[t] = true
+				mark(t)
 			}
 		} else if !sqlReadOnlyFuncs[name] {
 			st.UnknownFunctions = append(st.UnknownFunctions, name)
@@ -775,11 +998,11 @@ func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
 	// qualified reads a dotted name ending at toks[i] (master..xp_cmdshell,
 	// pg_catalog.pg_read_file) and returns its last part.
 	isName := func(t sqlTok) bool { return t.kind == 'w' || t.kind == 'q' }
-	verb := toks[0].up
-	for i := 0; i+1 < len(toks); i++ {
+	verb := all[0].up
+	for i, toks := 0, all; i+1 < len(toks); i++ {
 		t := toks[i]
-		if !isName(t) || toks[i+1].text != "(" {
-			continue
+		if !isName(t) || toks[i+1].text != "(" || i == 0 && t.kind == 'w' && sqlVerbs[t.up] {
+			continue // EXPLAIN (FORMAT JSON), EXEC('…'): a statement, not a call
 		}
 		prev := ""
 		if i > 0 {
@@ -805,6 +1028,7 @@ func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
 		}
 		call(t.text)
 	}
+	verb = toks[0].up
 	// Procedures called without parentheses: EXEC xp_cmdshell 'dir',
 	// CALL p, EXECUTE name.
 	if (verb == "EXEC" || verb == "EXECUTE") && len(toks) > 1 && toks[1].up == "AS" {
@@ -844,26 +1068,50 @@ func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
 		}
 		for _, w := range []string{"FROM", "TO"} {
 			if t, ok := next(w); ok && t.kind == 's' {
-				tags["sql.file"] = true
+				mark("sql.file")
 			}
 		}
 	case "SELECT":
 		// SELECT ... INTO OUTFILE / DUMPFILE writes a server file (MySQL SELECT ... INTO).
 		if hasWord("OUTFILE") || hasWord("DUMPFILE") {
-			tags["sql.file"] = true
+			mark("sql.file")
 		}
 	case "LOAD":
 		// LOAD DATA / LOAD XML [LOCAL] INFILE reads a file (MySQL); LOAD 'lib'
-		// loads a shared library (PostgreSQL LOAD).
-		if t, ok := next("LOAD"); ok && t.kind == 's' {
-			tags["sql.exec"] = true
+		// loads a shared library (PostgreSQL LOAD), LOAD httpfs an extension
+		// (DuckDB).
+		if t, ok := next("LOAD"); ok && (t.up == "DATA" || t.up == "XML") {
+			mark("sql.file")
 		} else {
-			tags["sql.file"] = true
+			tags["sql.exec"] = true
+		}
+	case "IMPORT", "EXPORT":
+		// DuckDB's IMPORT / EXPORT DATABASE 'dir' reads or writes files;
+		// PostgreSQL's IMPORT FOREIGN SCHEMA reads another server.
+		if hasWord("FOREIGN") {
+			tags["sql.network"] = true
+		} else {
+			mark("sql.file")
+		}
+	case "SHOW", "DESCRIBE", "DESC":
+		// SHOW CREATE USER prints the account's authentication string
+		// (MySQL); SHOW ALL every setting, primary_conninfo's password
+		// included (PostgreSQL).
+		if len(toks) > 2 && toks[1].up == "CREATE" && toks[2].up == "USER" || len(toks) == 2 && toks[1].up == "ALL" {
+			tags["sql.secrets"] = true
+		}
+		// DuckDB's SHOW and DESCRIBE 'data.csv' read the file.
+		if len(toks) > 1 && (toks[1].kind == 's' || toks[1].kind == 'q' && strings.ContainsAny(toks[1].text, "./\\:")) {
+			mark("sql.file")
+		}
+	case "VACUUM":
+		if hasWord("INTO") {
+			mark("sql.file") // SQLite's VACUUM INTO 'file' writes a copy of the database
 		}
 	case "ATTACH":
-		tags["sql.file"] = true // SQLite ATTACH DATABASE 'file' opens or creates a file
+		mark("sql.file") // SQLite ATTACH DATABASE 'file' opens or creates a file
 	case "BULK":
-		tags["sql.file"] = true // SQL Server BULK INSERT ... FROM 'file'
+		mark("sql.file") // SQL Server BULK INSERT ... FROM 'file'
 	case "DO", "INSTALL":
 		tags["sql.exec"] = true // PostgreSQL DO runs a code block; MySQL INSTALL PLUGIN/COMPONENT loads code
 	case "RECONFIGURE", "SHUTDOWN", "KILL":
@@ -897,4 +1145,17 @@ func sqlSideEffects(toks []sqlTok, st *SQLStatement, tags map[string]bool) {
 			}
 		}
 	}
+	return files
+}
+
+// remoteLocation reports whether a file a statement names is on another
+// host: a URL (https://, s3://, gs://, hf://), a scheme without slashes
+// (s3:, az:, md:), a connection string (postgres:…, host=…) or a UNC path.
+func remoteLocation(s string) bool {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if strings.Contains(s, "://") || strings.HasPrefix(s, `\\`) || strings.HasPrefix(s, "//") || strings.Contains(s, "host=") {
+		return true
+	}
+	scheme, _, ok := strings.Cut(s, ":")
+	return ok && len(scheme) > 1 && scheme != "file" && strings.IndexFunc(scheme, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '+' }) < 0
 }

@@ -59,6 +59,12 @@ func TestSQLCorpus(t *testing.T) {
 		{"SELECT * INTO backup FROM users", []string{"sql.ddl"}, "CREATE:backup,users:false"},
 		{"SELECT a FROM users INTO OUTFILE '/tmp/x'", nil, "SELECT:users:false"}, // a file, not a table (sql.file)
 		{"(SELECT 1)", nil, "SELECT::false"},
+		// Words that open a T-SQL statement, inside another: not cut.
+		{"SELECT * FROM t USE INDEX (idx) WHERE a = 1", nil, "SELECT:t:true"},
+		{"SHOW CREATE TABLE users", nil, "SHOW::false"},
+		{"SELECT avg(load) AS load FROM t", nil, "SELECT:t:false"},
+		{"INSERT INTO t VALUES (1) ON DUPLICATE KEY UPDATE a = 1", []string{"sql.write"}, "INSERT:t:false"},
+		{"ALTER TABLE t DROP COLUMN c, ALTER COLUMN d TYPE int", []string{"sql.ddl", "sql.destructive"}, "ALTER:t:false"},
 		{"", nil, ""},
 		{";;", nil, ""},
 		{"hello world", []string{"sql.parse_error"}, ""},
@@ -97,8 +103,9 @@ func containsString(l []string, s string) bool {
 	return false
 }
 
-// FuzzClassifySQL: any input classifies without a panic, and a destructive
-// statement stays destructive whatever harmless statement precedes it.
+// FuzzClassifySQL: any input classifies without a panic, the readings
+// sqlReadings picks answer as all four do, and a destructive statement
+// stays destructive whatever harmless statement precedes it.
 func FuzzClassifySQL(f *testing.F) {
 	for _, s := range []string{"SELECT 1", "DELETE FROM t", "WITH a AS (DELETE FROM x) SELECT 1", "SELECT 'a\\'; DROP TABLE t",
 		"/*!", "$a$", "E'\\''", "((((", "SELECT pg_read_file('x')", "EXEC master..xp_cmdshell 'x'", "SELECT [a] /* /* */ */", "EXPLAIN ANALYZE (", "SELECT EXTRACT(YEAR FROM x) FROM t WHERE 1=1 OR"} {
@@ -108,6 +115,9 @@ func FuzzClassifySQL(f *testing.F) {
 		_, tags := ClassifySQL(src)
 		if len(tags) == 0 || tags[0] != "sql" {
 			t.Fatalf("%q: tags %v", src, tags)
+		}
+		if s1, s2 := fmt.Sprint(ClassifySQL(src)), fmt.Sprint(classifySQL(src, sqlDialects)); s1 != s2 {
+			t.Fatalf("%q: read as sqlReadings says %s, read four times %s", src, s1, s2)
 		}
 		_, after := ClassifySQL("SELECT 1;\n" + src)
 		for _, tag := range []string{"sql.destructive", "sql.file", "sql.exec", "sql.network", "sql.admin"} {
@@ -313,5 +323,24 @@ func TestSQLExecutableComments(t *testing.T) {
 	// An ordinary comment stays a comment.
 	if _, tags := ClassifySQL("SELECT a FROM t /* M! LOAD_FILE('/x') */"); len(tags) != 1 || tags[0] != "sql" {
 		t.Errorf("ordinary comment: tags %v", tags)
+	}
+}
+
+// BenchmarkClassifySQL: typical statements of each shape, one call per
+// statement (ns/op is per statement, read four ways).
+func BenchmarkClassifySQL(b *testing.B) {
+	for _, c := range []struct{ name, src string }{
+		{"select-join", "SELECT u.name, count(o.id) FROM users u JOIN orders o ON o.user_id = u.id WHERE u.created_at > '2024-01-01' GROUP BY u.name ORDER BY 2 DESC LIMIT 10"},
+		{"cte-window", "WITH r AS (SELECT * FROM orders WHERE total > 100) SELECT id, rank() OVER (PARTITION BY user_id ORDER BY total DESC) FROM r"},
+		{"tsql-batch", "SELECT TOP 10 name FROM customers WITH (NOLOCK) ORDER BY name DESC\nGO\nSELECT count(*) FROM orders"},
+		{"duckdb-file", "SELECT * FROM read_parquet('s3://bucket/events/*.parquet') WHERE day = '2024-01-01'"},
+		{"update", "UPDATE users SET plan = 'pro' WHERE id IN (SELECT user_id FROM orders WHERE total > 100)"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ClassifySQL(c.src)
+			}
+		})
 	}
 }

@@ -3,7 +3,8 @@ package risk
 // sqlSideEffectFuncs are functions, table functions and stored procedures
 // that do more than read the database: they read or write server files
 // (sql.file), run programs or code (sql.exec), reach other hosts
-// (sql.network), or change the server itself (sql.admin). Names are
+// (sql.network), change the server itself (sql.admin), or return stored
+// credentials (sql.secrets). Names are
 // compared lower case, without their schema (pg_catalog.pg_read_file,
 // master..xp_cmdshell).
 var sqlSideEffectFuncs = map[string][]string{
@@ -63,6 +64,26 @@ var sqlSideEffectFuncs = map[string][]string{
 	// extension (sqlite.org/cli.html, "File I/O Functions").
 	"load_extension": {"sql.exec"}, "readfile": {"sql.file"}, "writefile": {"sql.file"},
 	"edit": {"sql.exec"}, "fsdir": {"sql.file"},
+
+	// DuckDB's table functions that read files, local or remote (a URL
+	// argument adds sql.network) (duckdb.org/docs/stable/data/overview,
+	// "Data Import"; the csv, json, parquet, excel, iceberg, delta extensions),
+	// those that query other databases (duckdb.org/docs/stable/core_extensions/
+	// postgres, mysql, sqlite), and duckdb_secrets(), which lists the secrets
+	// of the secrets manager.
+	"read_csv": {"sql.file"}, "read_csv_auto": {"sql.file"}, "sniff_csv": {"sql.file"},
+	"read_parquet": {"sql.file"}, "parquet_scan": {"sql.file"}, "parquet_metadata": {"sql.file"},
+	"parquet_schema": {"sql.file"}, "parquet_file_metadata": {"sql.file"}, "parquet_kv_metadata": {"sql.file"},
+	"read_json": {"sql.file"}, "read_json_auto": {"sql.file"}, "read_json_objects": {"sql.file"},
+	"read_json_objects_auto": {"sql.file"}, "read_ndjson": {"sql.file"}, "read_ndjson_auto": {"sql.file"},
+	"read_ndjson_objects": {"sql.file"}, "read_text": {"sql.file"}, "read_blob": {"sql.file"},
+	"glob": {"sql.file"}, "read_xlsx": {"sql.file"}, "st_read": {"sql.file"},
+	"iceberg_scan": {"sql.file"}, "iceberg_metadata": {"sql.file"}, "iceberg_snapshots": {"sql.file"},
+	"delta_scan": {"sql.file"}, "sqlite_scan": {"sql.file"}, "sqlite_attach": {"sql.file"},
+	"postgres_scan": {"sql.network"}, "postgres_scan_pushdown": {"sql.network"}, "postgres_attach": {"sql.network"},
+	"postgres_query": {"sql.network"}, "postgres_execute": {"sql.network", "sql.exec"},
+	"mysql_query": {"sql.network"}, "mysql_execute": {"sql.network", "sql.exec"},
+	"duckdb_secrets": {"sql.secrets"},
 }
 
 // sqlReadOnlyFuncs are functions that only compute a value from their
@@ -94,7 +115,7 @@ var sqlReadOnlyFuncs = func() map[string]bool {
 		"char", "unicode", "hex", "unhex", "md5", "sha1", "sha2", "sha256", "sha512", "encode", "decode",
 		"to_hex", "overlay", "starts_with", "locate", "space", "stuff", "charindex", "patindex", "string_split",
 		"quotename", "soundex", "difference", "lcase", "ucase", "mid", "field", "elt", "find_in_set",
-		"like", "glob", "instr", "char_length", "uuid", "gen_random_uuid", "newid", "random", "rand",
+		"like", "instr", "char_length", "uuid", "gen_random_uuid", "newid", "random", "rand",
 		// numbers
 		"abs", "ceil", "ceiling", "floor", "round", "trunc", "truncate", "mod", "power", "pow", "sqrt", "exp",
 		"ln", "log", "log10", "log2", "sign", "pi", "degrees", "radians", "sin", "cos", "tan", "asin", "acos",

@@ -57,6 +57,9 @@ type inner struct {
 	Write     []string  `json:"write"`
 	Command   []string  `json:"command"`
 	Workspace string    `json:"workspace"`
+	// Notify is the socket of the supervisor outside that receives the
+	// notification descriptor of the filter on writing calls.
+	Notify string `json:"notify"`
 }
 
 // Command builds the contained run: bubblewrap builds a new root from
@@ -132,6 +135,12 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 	args = append(args, "--chdir", dir)
 	in := inner{Socket: filepath.Join(insideRun, filepath.Base(s.ProxySocket)), Port: s.ProxyPort, Forward: forward, Read: read,
 		Write: []string{s.Workspace, "/tmp", insideHome}, Command: s.Command, Workspace: s.Workspace}
+	if s.NotifySocket != "" {
+		if filepath.Dir(s.NotifySocket) != filepath.Dir(s.ProxySocket) {
+			return nil, fmt.Errorf("the socket %s is not in the run's directory %s", s.NotifySocket, filepath.Dir(s.ProxySocket))
+		}
+		in.Notify = filepath.Join(insideRun, filepath.Base(s.NotifySocket))
+	}
 	spec, _ := json.Marshal(in)
 	args = append(args, "--", insideSelf, initCommand, string(spec))
 	cmd := exec.Command(f.Bwrap, args...)
@@ -263,6 +272,17 @@ func Init(spec string) int {
 	if err := seccomp.LoadFilter(filter); err != nil {
 		fmt.Fprintf(os.Stderr, "rein run: seccomp could not be applied, so nothing runs: %v\n", err)
 		return 2
+	}
+	if in.Notify != "" {
+		fd, err := installNotify()
+		if err == nil {
+			err = sendFD(in.Notify, fd)
+			syscall.Close(fd)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "rein run: the writes the walls refuse could not be put on the record, so nothing runs: %v\n", err)
+			return 2
+		}
 	}
 
 	cmd := exec.Command(in.Command[0], in.Command[1:]...)

@@ -3,8 +3,10 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 )
@@ -23,3 +25,9 @@ func Init(string) int {
 	fmt.Fprintln(os.Stderr, errNotLinux)
 	return 2
 }
+
+// ReceiveNotify is never called outside Linux.
+func ReceiveNotify(*net.UnixListener) (int, error) { return -1, errNotLinux }
+
+// Serve is never called outside Linux.
+func (s *Supervisor) Serve(context.Context, int) {}

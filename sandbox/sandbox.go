@@ -9,12 +9,15 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Spec is one contained run.
@@ -31,6 +34,10 @@ type Spec struct {
 	// Private; ProxyPort the loopback port it is announced on inside.
 	ProxySocket string
 	ProxyPort   int
+	// NotifySocket, in the same directory as ProxySocket, is where rein
+	// run's Supervisor receives the descriptor of the filter that hands it
+	// every write the walls refuse ("" : none is recorded).
+	NotifySocket string
 	// Self is the rein binary, run inside as the contained command's parent
 	// to apply Landlock and seccomp and to carry the proxy's port.
 	Self string
@@ -237,3 +244,40 @@ func Quarantine(workspace, dir string, paths []string) (map[string]string, error
 	}
 	return moved, nil
 }
+
+// Attempt is a write the walls refuse.
+type Attempt struct {
+	Op    string   // open, rename, unlink, mkdir, link, symlink, mknod, truncate
+	Paths []string // inside the sandbox, absolute, resolved as the kernel would
+	Walls string   // why the walls refuse it
+	// Refused is the first of Paths the walls refuse.
+	Refused string
+	// Approvable: rein carries the write out for the process once people
+	// approved it (an exec-config file of the workspace, opened, renamed,
+	// removed or made).
+	Approvable bool
+}
+
+// Verdict answers an attempt: Carry when people approved exactly this
+// write; Done, when set, is told how carrying it out went.
+type Verdict struct {
+	Carry bool
+	Done  func(err error)
+}
+
+// Supervisor answers the notifications of a contained run's filter.
+type Supervisor struct {
+	Workspace string
+	Walls     Walls
+	// Decide is asked about every write the walls refuse (at most
+	// MaxAttempts of a run; more are refused unrecorded, said once by
+	// Flood). It may take as long as people take to decide.
+	Decide func(ctx context.Context, a Attempt) Verdict
+	Flood  func(n int)
+
+	attempts atomic.Int64
+	flood    sync.Once
+}
+
+// MaxAttempts bounds how many refused writes of one run are recorded.
+const MaxAttempts = 2000

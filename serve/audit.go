@@ -18,6 +18,13 @@ import (
 	"github.com/reinhq/rein/audit"
 )
 
+// keyRingStore is what the signing key's rotation needs of the store: the
+// audit log for its entry and the keys that signed checkpoints.
+type keyRingStore interface {
+	rein.AuditStore
+	rein.CheckpointStore
+}
+
 // keyRing holds the checkpoint signing key and rotates it.
 type keyRing struct {
 	mu     sync.Mutex
@@ -25,7 +32,7 @@ type keyRing struct {
 	path   string // the key file in the data directory; "" when the key comes from outside
 	signer note.Signer
 	vkey   string
-	store  rein.Store
+	store  keyRingStore
 	sealer *audit.Sealer
 }
 
@@ -133,7 +140,7 @@ func verifierOf(skey string) (string, error) {
 }
 
 // knownVerifiers are every key that ever signed this log's checkpoints.
-func knownVerifiers(ctx context.Context, store rein.Store) (note.Verifiers, error) {
+func knownVerifiers(ctx context.Context, store rein.CheckpointStore) (note.Verifiers, error) {
 	keys, err := store.AuditKeys(ctx)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ type metrics struct {
 	policyBroken  prometheus.Gauge
 }
 
-func newMetrics(reg *prometheus.Registry, store rein.Store) *metrics {
+func newMetrics(reg *prometheus.Registry, store rein.ApprovalStore) *metrics {
 	m := &metrics{
 		decisionTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rein_approval_decision_seconds",
 			Help:    "Time from an approval's creation to its resolution, by outcome (approved, rejected, expired).",

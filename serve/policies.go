@@ -20,7 +20,7 @@ import (
 // Policies keeps the live policy tiers: it compiles, stores, audits and
 // activates them, from the API or from files, and watches the files.
 type Policies struct {
-	Store  rein.Store
+	Store  rein.PolicyStore
 	Active *policy.Active
 	Log    *slog.Logger
 	Now    func() time.Time

@@ -331,7 +331,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, out io.Writer) (*S
 		return nil, err
 	}
 	nt := newNotifications(cfg, store, pipe, base, secret, web, log)
-	api := &reinhttp.Server{Push: nt.push, Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Store: store, Pipeline: pipe, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
+	api := &reinhttp.Server{Push: nt.push, Slack: nt.slackHandler(), ApprovalLinks: nt.linkHandler(), BodyTimeout: cfg.BodyTimeout, Pipeline: pipe,
+		KeyStore: store, CheckStore: store, ApprovalStore: store, QuestionStore: store, SessionStore: store,
+		AuditStore: store, CheckpointStore: store, DeliveryStore: store, PasskeyStore: store, PushSubscriptionStore: store, Policies: active, Admin: pols, Log: log, Registry: reg, RotateKey: keys.Rotate, Events: bus,
 		Console: withSignIn(web.Handler(), cfg, store, web, base, secret, log), Sessions: web, Passkeys: newPasskeys(store, base, secret),
 		Ready: func(ctx context.Context) error {
 			if err := store.Ping(ctx); err != nil {
@@ -442,7 +444,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // bootstrapAdmin creates the first admin key (tenant "*") when there is none:
 // REIN_ADMIN_KEY if set, else a generated one written to <data>/admin.key
 // (mode 0600) and printed once.
-func bootstrapAdmin(ctx context.Context, store rein.Store, data string, out io.Writer, asJSON bool) error {
+func bootstrapAdmin(ctx context.Context, store rein.KeyStore, data string, out io.Writer, asJSON bool) error {
 	keys, err := store.Keys(ctx, rein.AllTenants)
 	if err != nil {
 		return fmt.Errorf("read keys: %w", err)
@@ -509,7 +511,6 @@ type sharedStore interface {
 type metaStore interface {
 	rein.Store
 	Meta(ctx context.Context, key string, init func() string) (string, error)
-	console.SignOuts
 }
 
 // openStore opens the store --db names: SQLite (the default, in the data

@@ -28,7 +28,7 @@ func checkSignIn(cfg *Config) error {
 
 // withSignIn puts the identity provider's sign-in paths (/sign-in/oidc...)
 // in front of the console when an oidc section is configured.
-func withSignIn(web http.Handler, cfg Config, store rein.Store, sessions *console.Console, base string, secret []byte, log *slog.Logger) http.Handler {
+func withSignIn(web http.Handler, cfg Config, store signin.Store, sessions *console.Console, base string, secret []byte, log *slog.Logger) http.Handler {
 	if cfg.OIDC == nil {
 		return web
 	}
@@ -46,11 +46,7 @@ func withSignIn(web http.Handler, cfg Config, store rein.Store, sessions *consol
 // newPasskeys is the passkey service for step-up. Its ceremonies are
 // sealed with a secret derived from the console secret, which replicas
 // share: a confirmation begun on one replica is verified on any.
-func newPasskeys(store rein.Store, base string, consoleSecret []byte) *passkey.Service {
-	keys, ok := store.(rein.Passkeys)
-	if !ok {
-		return nil
-	}
+func newPasskeys(keys rein.PasskeyStore, base string, consoleSecret []byte) *passkey.Service {
 	m := hmac.New(sha256.New, consoleSecret)
 	m.Write([]byte("rein passkeys v1"))
 	return &passkey.Service{Store: keys, Secret: m.Sum(nil), BaseURL: func() string { return base }}

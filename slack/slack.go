@@ -82,11 +82,18 @@ const (
 // "Verifying requests from Slack": five minutes).
 const window = 5 * time.Minute
 
+// Store is what the Slack app needs of rein's store: the voter's key, and
+// the audit log for the votes it refuses.
+type Store interface {
+	notify.Keys
+	notify.Appender
+}
+
 // App posts approval messages and answers Slack's interactivity requests.
 type App struct {
 	Config   Config
 	Pipeline *pipeline.Pipeline
-	Store    rein.Store
+	Store    Store
 	BaseURL  string // console links
 	Log      *slog.Logger
 	// HTTP is the client for the Web API (default http.DefaultClient).

@@ -84,4 +84,4 @@ func (db *DB) RemovePushSubscription(ctx context.Context, id string, e *rein.Ent
 	})
 }
 
-var _ rein.PushSubscriptions = (*DB)(nil)
+var _ rein.PushSubscriptionStore = (*DB)(nil)

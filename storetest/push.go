@@ -15,9 +15,9 @@ import (
 // every field as saved, replaced by a later one with the same endpoint (for
 // any person), and removed once.
 func pushSubscriptions(t *testing.T, st rein.Store) {
-	s, ok := st.(rein.PushSubscriptions)
+	s, ok := st.(rein.PushSubscriptionStore)
 	if !ok {
-		t.Fatal("the store does not keep push subscriptions (rein.PushSubscriptions)")
+		t.Fatal("the store does not keep push subscriptions (rein.PushSubscriptionStore)")
 	}
 	// Nanoseconds and a zone: the stores keep the instant exactly.
 	at := time.Date(2026, 11, 25, 9, 0, 0, 123456789, time.FixedZone("CET", 3600))

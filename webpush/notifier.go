@@ -19,7 +19,7 @@ import (
 // Store is what the notifier needs of rein's store: the subscriptions and
 // the keys of the people behind them.
 type Store interface {
-	rein.PushSubscriptions
+	rein.PushSubscriptionStore
 	notify.Keys
 }
 

@@ -66,7 +66,7 @@ func newPushService(t *testing.T) *pushService {
 	return p
 }
 
-func (p *pushService) subscribe(t *testing.T, store rein.PushSubscriptions, tenant, person, name string) {
+func (p *pushService) subscribe(t *testing.T, store rein.PushSubscriptionStore, tenant, person, name string) {
 	t.Helper()
 	k, _ := ecdh.P256().GenerateKey(rand.Reader)
 	d := &device{key: k, auth: make([]byte, 16)}

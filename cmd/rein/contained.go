@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +45,10 @@ type containment struct {
 	private  string
 	sock     string
 	proxy    net.Listener
-	started  time.Time
+	// notify receives the descriptor of the sandbox's filter on writing
+	// calls: every write the walls refuse is a check (decideWrite).
+	notify  *net.UnixListener
+	started time.Time
 	// What an agent CLI needs inside (rein run's relay and credentials):
 	// further ports carried out, files shown, variables passed.
 	forward []sandbox.Forward
@@ -115,6 +119,11 @@ func contain(e *env, what string, c *client.Client, profile, workspace, session,
 	}
 	// The sandbox's user (mapped from the caller's) connects to it.
 	os.Chmod(r.sock, 0o600)
+	if r.notify, err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(sockDir, "notify.sock"), Net: "unix"}); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", what, err)
+		r.close()
+		return nil, exitUsage
+	}
 	proxy := &egress.Proxy{
 		Decide: func(ctx context.Context, host string, port int) (egress.Verdict, error) {
 			return decideConnect(ctx, c, session, host, port)
@@ -145,6 +154,9 @@ func (r *containment) close() {
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
+	if r.notify != nil {
+		r.notify.Close()
+	}
 	os.RemoveAll(r.private)
 }
 
@@ -169,7 +181,8 @@ func (r *containment) record(ctx context.Context, start client.SandboxStart) err
 // status is exitStopped, with the lock.
 func (r *containment) run(ctx context.Context, command []string, stdin io.Reader, stdout, stderr io.Writer) (int, *rein.Lock) {
 	spec := sandbox.Spec{Profile: r.prof, Workspace: r.ws, Dir: r.cwd, Command: command, Environ: os.Environ(), Private: r.private,
-		ProxySocket: r.sock, ProxyPort: 3128, Self: r.self, Forward: r.forward, Files: r.files, Pass: r.pass}
+		ProxySocket: r.sock, ProxyPort: 3128, Self: r.self, Forward: r.forward, Files: r.files, Pass: r.pass,
+		NotifySocket: r.notify.Addr().String()}
 	cmd, err := sandbox.Command(spec, r.features, r.walls)
 	if err != nil {
 		fmt.Fprintf(r.e.stderr, "%s: %v\n", r.what, err)
@@ -183,8 +196,22 @@ func (r *containment) run(ctx context.Context, command []string, stdin io.Reader
 	watch, stopWatch := context.WithCancel(ctx)
 	stopped := make(chan *rein.Lock, 1)
 	go func() { stopped <- r.watchStop(watch, cmd.Process) }()
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		fd, err := sandbox.ReceiveNotify(r.notify)
+		if err != nil {
+			return // the sandbox did not start: its rein process refused to run anything
+		}
+		sup := &sandbox.Supervisor{Workspace: r.ws, Walls: r.walls, Decide: r.decideWrite, Flood: func(n int) {
+			fmt.Fprintf(r.e.stderr, "%s: the command made more than %d writes the walls refuse; the rest are refused without a check\n", r.what, n)
+		}}
+		sup.Serve(watch, fd)
+	}()
 	err = cmd.Wait()
+	r.notify.Close()
 	stopWatch()
+	<-supervised
 	stop := <-stopped
 	var ee *exec.ExitError
 	switch {
@@ -201,6 +228,47 @@ func (r *containment) run(ctx context.Context, command []string, stdin io.Reader
 		return exitUsage, nil
 	}
 	return 0, nil
+}
+
+// decideWrite makes a write the walls refused a check of the run's
+// session: tool fs.write, args {"path", "operation", "walls"} (and "from"
+// and "to" for a rename), recorded like any check. rein carries it out
+// for the process only where the walls allow that (an exec-config file of
+// the workspace) and people approved exactly this write: the check was
+// allowed through an approval, with the arguments asked. It holds the
+// call while people decide (at most five minutes); a write rein could not
+// carry out is asked without holding it.
+func (r *containment) decideWrite(ctx context.Context, a sandbox.Attempt) sandbox.Verdict {
+	args := map[string]any{"path": a.Refused, "operation": a.Op, "walls": a.Walls}
+	if a.Op == "rename" && len(a.Paths) == 2 {
+		args["from"], args["to"] = a.Paths[0], a.Paths[1]
+	}
+	raw, _ := json.Marshal(args)
+	wait := int64(0)
+	if a.Approvable {
+		wait = rein.MaxWaitMS
+	}
+	res, err := r.c.Check(ctx, rein.CheckRequest{Tool: "fs.write", Args: raw, Session: r.session, WaitMS: wait})
+	if err != nil {
+		fmt.Fprintf(r.e.stderr, "%s: %s of %s refused (%s); rein could not be asked: %v\n", r.what, a.Op, a.Refused, a.Walls, err)
+		return sandbox.Verdict{}
+	}
+	carry := a.Approvable && res.Decision == rein.Allow && res.Approval != nil && rein.ArgsHash(raw) == rein.ArgsHash(res.Args)
+	if !carry {
+		fmt.Fprintf(r.e.stderr, "%s: %s of %s refused: %s; rein: %s (%s)\n", r.what, a.Op, a.Refused, a.Walls, res.Decision, res.Reason)
+		if res.Decision.Allows() { // policy allowed what the walls refuse: the record says it did not happen
+			r.c.Report(context.WithoutCancel(ctx), res.ID, client.Result{Status: "failed", Summary: "refused by rein run's walls: " + a.Walls})
+		}
+		return sandbox.Verdict{}
+	}
+	return sandbox.Verdict{Carry: true, Done: func(err error) {
+		res2 := client.Result{Status: "succeeded", Summary: fmt.Sprintf("rein run carried out the %s of %s for the contained command (approval %s)", a.Op, a.Refused, res.Approval.ID)}
+		if err != nil {
+			res2 = client.Result{Status: "failed", Summary: fmt.Sprintf("rein run could not carry out the approved %s of %s: %v", a.Op, a.Refused, err)}
+		}
+		fmt.Fprintf(r.e.stderr, "%s: %s\n", r.what, res2.Summary)
+		r.c.Report(context.WithoutCancel(ctx), res.ID, res2)
+	}}
 }
 
 // watchStop polls the session until ctx ends; when a lock stops it, it

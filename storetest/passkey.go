@@ -13,9 +13,9 @@ import (
 // oldest first and only for that person, updated on use, removed once;
 // a credential id registers once.
 func passkeys(t *testing.T, st rein.Store) {
-	s, ok := st.(rein.Passkeys)
+	s, ok := st.(rein.PasskeyStore)
 	if !ok {
-		t.Fatal("the store does not keep passkeys (rein.Passkeys)")
+		t.Fatal("the store does not keep passkeys (rein.PasskeyStore)")
 	}
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
