@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ArgChanges lists how the arguments to differ from from, path by path
@@ -21,7 +22,7 @@ func ArgChanges(from, to json.RawMessage) []ArgChange {
 	}
 	var out []ArgChange
 	diffArgs("", a, b, &out)
-	slices.SortFunc(out, func(x, y ArgChange) int { return compareStrings(x.Path, y.Path) })
+	slices.SortFunc(out, func(x, y ArgChange) int { return strings.Compare(x.Path, y.Path) })
 	return out
 }
 

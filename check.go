@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/reinhq/rein/canonjson"
 )
 
 // Limits on a check's fields. They keep one request's cost bounded; each is
@@ -34,7 +35,7 @@ const (
 	MaxWaitMS       = 300000
 	// MaxSafeInteger is the largest integer every JSON reader holds exactly
 	// (2^53); larger integers in args must be sent as strings.
-	MaxSafeInteger = 1 << 53
+	MaxSafeInteger = canonjson.MaxSafeInteger
 )
 
 // CheckRequest is the body of POST /v1/check.
@@ -190,7 +191,7 @@ func DecodeStrict(body []byte, v any, known string) error {
 	// what is wrong.
 	names := fieldNames(v)
 	exact := true
-	clean := cleanJSON(body, func(key []byte) {
+	clean := canonjson.Clean(body, func(key []byte) {
 		if names != nil && !names[string(key)] {
 			exact = false
 		}
@@ -328,7 +329,7 @@ func jsonTypeName(kind string) string {
 // parsers could disagree on which one counts) and integers that lose precision
 // as IEEE doubles (the canonical form of RFC 8785 would silently change them).
 func CheckJSON(body []byte) error {
-	if cleanJSON(body, nil) {
+	if canonjson.Clean(body, nil) {
 		return nil
 	}
 	return checkJSONFull(body)
@@ -400,77 +401,13 @@ func checkJSONFull(body []byte) error {
 	}
 }
 
-// parseNumber returns an int64 for integers within ±2^53 and a float64 for
-// other numbers whose value a double holds exactly as written (after
-// rounding to the shortest decimal that reads back as the same double).
-// Anything else is refused: a number that a double cannot carry would be
-// read, canonicalised and hashed as a different one, and two different
-// actions would share an action hash. Negative zero is refused too: the
-// canonical form writes it as 0. Numbers are values, so 1, 1.0 and 1e0
-// are the same argument (written 1 in the canonical form).
+// parseNumber is canonjson.ParseNumber with its refusal as a bad request.
 func parseNumber(n json.Number) (any, error) {
-	s := n.String()
-	if !strings.ContainsAny(s, ".eE") {
-		i, err := n.Int64()
-		if err != nil || i > MaxSafeInteger || i < -MaxSafeInteger {
-			return nil, Errorf(ECodeBadRequest, "integer %.40s is too large to be exact in JSON; send it as a string", s)
-		}
-		if i == 0 && s[0] == '-' {
-			return nil, negativeZero(s)
-		}
-		return i, nil
+	v, err := canonjson.ParseNumber(n)
+	if err != nil {
+		return nil, Errorf(ECodeBadRequest, "%s", err)
 	}
-	f, err := n.Float64()
-	if err != nil || math.IsInf(f, 0) {
-		return nil, Errorf(ECodeBadRequest, "number %.40s is out of range; send it as a string", s)
-	}
-	if f == 0 && math.Signbit(f) && isZero(s) {
-		return nil, negativeZero(s)
-	}
-	if short := strconv.FormatFloat(f, 'g', -1, 64); !sameDecimal(s, short) {
-		return nil, Errorf(ECodeBadRequest, "number %.40s cannot be kept exactly: as a JSON number (an IEEE double) it reads as %s, and would be checked and hashed as that; send it as a string, or with at most 17 significant digits", s, short)
-	}
-	return f, nil
-}
-
-func negativeZero(s string) error {
-	return Errorf(ECodeBadRequest, "number %.40s is a negative zero, which canonical JSON writes as 0; send 0", s)
-}
-
-// isZero reports whether a JSON number's digits are all zeros.
-func isZero(s string) bool {
-	m, _, _ := strings.Cut(strings.ToLower(s), "e")
-	return strings.Trim(m, "-+0.") == ""
-}
-
-// sameDecimal reports whether two decimal numbers (JSON or Go 'g' syntax)
-// have the same value, comparing their digits exactly.
-func sameDecimal(a, b string) bool {
-	an, ad, ae, aok := decimalParts(a)
-	bn, bd, be, bok := decimalParts(b)
-	return aok && bok && ad == bd && (ad == "" || an == bn && ae == be)
-}
-
-// decimalParts reads a decimal number as sign, significant digits (no
-// leading or trailing zeros; "" for zero) and the power of ten of the last
-// digit.
-func decimalParts(s string) (neg bool, digits string, exp int, ok bool) {
-	neg = strings.HasPrefix(s, "-")
-	s = strings.TrimLeft(s, "+-")
-	mant, e, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if hasExp {
-		n, err := strconv.Atoi(e)
-		if err != nil || n > 1<<20 || n < -(1<<20) {
-			return false, "", 0, false
-		}
-		exp = n
-	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	digits = strings.TrimLeft(intPart+frac, "0")
-	exp -= len(frac)
-	trimmed := strings.TrimRight(digits, "0")
-	exp += len(digits) - len(trimmed)
-	return neg, trimmed, exp, true
+	return v, nil
 }
 
 // ParseArgs decodes a JSON object into Go values for policy evaluation: objects
@@ -526,7 +463,7 @@ func convertNumbers(v any) (any, error) {
 // Canonical returns the RFC 8785 (JCS) canonical form of a JSON value: JSON
 // text (json.RawMessage), or a Go value as json.Marshal would write it.
 func Canonical(v any) (json.RawMessage, error) {
-	out, err := appendCanonical(nil, v, 0)
+	out, err := canonjson.AppendValue(nil, v)
 	if err != nil {
 		return nil, fmt.Errorf("canonical json: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/reinhq/rein/canonjson"
 )
 
 // Audit entry kinds (audit.md, Entries).
@@ -75,10 +77,10 @@ func (e *Entry) Encoding() (*EntryEncoding, error) {
 	// The members in canonical (sorted) order; "index" goes between data
 	// and kind.
 	head := []byte(`{"actor":`)
-	head, err := appendCanonical(head, e.Actor, 0)
+	head, err := canonjson.AppendValue(head, e.Actor)
 	if err == nil {
 		head = append(head, `,"data":`...)
-		head, err = appendCanonical(head, e.Data, 0)
+		head, err = canonjson.AppendValue(head, e.Data)
 	}
 	tail := []byte(`,"kind":`)
 	for i, f := range []struct{ name, val string }{{"", e.Kind}, {"policy_version", e.PolicyVersion},
@@ -89,7 +91,7 @@ func (e *Entry) Encoding() (*EntryEncoding, error) {
 		if i > 0 {
 			tail = append(tail, `,"`+f.name+`":`...)
 		}
-		tail, err = appendCanonical(tail, f.val, 0)
+		tail, err = canonjson.AppendValue(tail, f.val)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("encode audit entry %s: %w", e.Kind, err)

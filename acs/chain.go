@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/canonjson"
 )
 
 // The session audit chain (ACS v0.1 §8.1, §8.2, §8.6). rein writes one
@@ -32,7 +32,7 @@ func EntryHash(e Entry, previous string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	content, err := rein.AppendCanonicalJSON(nil, raw)
+	content, err := canonjson.Append(nil, raw)
 	if err != nil {
 		return "", err
 	}
@@ -66,7 +66,7 @@ func RequestHash(raw []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := rein.AppendCanonicalJSON(nil, b)
+	c, err := canonjson.Append(nil, b)
 	if err != nil {
 		return "", err
 	}

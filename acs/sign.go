@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/canonjson"
 )
 
 // Request and response signatures (ACS v0.1 §10). ACS-Core requires a
@@ -89,7 +89,7 @@ func SigningInput(raw []byte, holder string) ([]byte, *Signature, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := rein.AppendCanonicalJSON(nil, b)
+	out, err := canonjson.Append(nil, b)
 	return out, sig, err
 }
 

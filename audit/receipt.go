@@ -11,7 +11,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/canonjson"
 )
 
 // A receipt is a C2SP tlog-proof (https://c2sp.org/tlog-proof): one entry,
@@ -113,7 +113,7 @@ func VerifyReceipt(r *Receipt, opt ReceiptOptions) (*VerifiedReceipt, error) {
 	if len(r.Entry) == 0 {
 		return nil, errors.New("the receipt carries no entry (no extra line)")
 	}
-	if !rein.IsCanonicalJSON(r.Entry) {
+	if !canonjson.IsCanonical(r.Entry) {
 		return nil, errors.New("the receipt's entry is not in canonical (RFC 8785) form: it was changed")
 	}
 	at, err := entryIndex(r.Entry)

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/canonjson"
 )
 
 // HiddenLeaf is how a bundle (and the entries endpoint) shows an entry the
@@ -297,7 +297,7 @@ func checkLine(want int64, line []byte) (tlog.Hash, bool, error) {
 		copy(out[:], raw)
 		return out, false, nil
 	}
-	if !rein.IsCanonicalJSON(line) {
+	if !canonjson.IsCanonical(line) {
 		return tlog.Hash{}, true, fail(want, "the entry is not valid JSON in canonical (RFC 8785) form: it was re-encoded or changed")
 	}
 	index, err := entryIndex(line)

@@ -1,4 +1,8 @@
-package rein
+// Package canonjson writes and recognises canonical JSON (RFC 8785, JCS), and
+// tells quickly whether a JSON text is one clean value that rein's strict
+// checks would accept. It is encoding machinery the domain uses for action
+// hashes, audit entries and request bodies; it knows nothing of checks.
+package canonjson
 
 import (
 	"bytes"
@@ -55,7 +59,7 @@ func appendCanonical(dst []byte, v any, depth int) ([]byte, error) {
 		if x == nil {
 			return append(dst, "null"...), nil
 		}
-		return AppendCanonicalJSON(dst, x)
+		return Append(dst, x)
 	case []string:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -218,10 +222,10 @@ func appendCanonicalString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// AppendCanonicalJSON appends the canonical form of JSON text. Text outside
+// Append appends the canonical form of JSON text. Text outside
 // the fast path's reach is canonicalised by the reference implementation,
 // which also reports what is not valid JSON.
-func AppendCanonicalJSON(dst, raw []byte) ([]byte, error) {
+func Append(dst, raw []byte) ([]byte, error) {
 	p := canonParser{in: raw}
 	p.space()
 	out, ok := p.value(dst, 0)
@@ -235,7 +239,7 @@ func AppendCanonicalJSON(dst, raw []byte) ([]byte, error) {
 	return append(dst, ref...), nil
 }
 
-// canonParser is the fast path of AppendCanonicalJSON: it reports !ok for
+// canonParser is the fast path of Append: it reports !ok for
 // anything it does not handle exactly as the reference does.
 type canonParser struct {
 	in  []byte
@@ -485,10 +489,10 @@ func (p *canonParser) integer(dst []byte) ([]byte, bool) {
 	return append(dst, p.in[start:p.pos]...), true
 }
 
-// IsCanonicalJSON reports whether b is exactly the canonical (RFC 8785) form
+// IsCanonical reports whether b is exactly the canonical (RFC 8785) form
 // of the JSON value it holds. The common case is decided in place without
 // allocating; anything else is compared with its canonicalisation.
-func IsCanonicalJSON(b []byte) bool {
+func IsCanonical(b []byte) bool {
 	c := canonCheck{in: b}
 	ok, sure := c.value(0)
 	if sure && ok && c.pos != len(b) {
@@ -497,7 +501,7 @@ func IsCanonicalJSON(b []byte) bool {
 	if sure {
 		return ok
 	}
-	out, err := AppendCanonicalJSON(nil, b)
+	out, err := Append(nil, b)
 	return err == nil && bytes.Equal(out, b)
 }
 
@@ -659,3 +663,7 @@ func hexVal(b byte) byte {
 	}
 	return b - 'a' + 10
 }
+
+// AppendValue appends the canonical JSON of a Go value, as json.Marshal
+// followed by the reference's transform would give it.
+func AppendValue(dst []byte, v any) ([]byte, error) { return appendCanonical(dst, v, 0) }

@@ -1,8 +1,8 @@
-package rein
+package canonjson
 
 import "encoding/json"
 
-// cleanJSON is the quick test in front of CheckJSON: it reports true only
+// Clean is the quick test in front of rein.CheckJSON: it reports true only
 // when body is exactly one JSON value (whitespace around it allowed) that
 // CheckJSON accepts, and keys tells it, when not nil, the keys of the
 // top-level object as they are written. It is a single pass over the bytes
@@ -16,7 +16,7 @@ import "encoding/json"
 // Unicode forms need the full treatment), a large object or a number that
 // needs a closer look simply takes the slower path. FuzzCleanJSON holds it
 // to that: whatever it calls clean, CheckJSON and encoding/json accept.
-func cleanJSON(body []byte, keys func(key []byte)) bool {
+func Clean(body []byte, keys func(key []byte)) bool {
 	s := cleanScanner{b: body}
 	s.space()
 	if !s.value(0, keys) {
@@ -201,7 +201,7 @@ func (s *cleanScanner) str(plain bool) bool {
 
 // number reads a number as RFC 8259 writes it. An integer of at most 15
 // digits is exact as a double (and not a negative zero unless it is -0);
-// anything else is judged by parseNumber, as CheckJSON judges it.
+// anything else is judged by ParseNumber, as rein.CheckJSON judges it.
 func (s *cleanScanner) number() bool {
 	start := s.i
 	if s.b[s.i] == '-' {
@@ -236,7 +236,7 @@ func (s *cleanScanner) number() bool {
 	if simple && digits <= 15 && string(text) != "-0" {
 		return true
 	}
-	_, err := parseNumber(json.Number(text))
+	_, err := ParseNumber(json.Number(text))
 	return err == nil
 }
 
