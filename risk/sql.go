@@ -1016,6 +1016,10 @@ func sqlSideEffects(all, toks []sqlTok, st *SQLStatement, tags map[string]bool) 
 			prev == "EXISTS" && i > 1 && toks[i-2].up == "NOT" || prev == "TYPE" || prev == "FUNCTION" ||
 			prev == "PROCEDURE" || prev == "ON" && (verb == "CREATE" || verb == "GRANT" || verb == "REVOKE"):
 			continue // an object's name and its columns, not a call
+		case t.kind == 'w' && (t.up == "INDEX" || t.up == "KEY") && (prev == "USE" || prev == "FORCE" || prev == "IGNORE"),
+			t.kind == 'w' && t.up == "OPTION" && i > 0 && (strings.IndexByte("qns", toks[i-1].kind) >= 0 ||
+				toks[i-1].text == ")" || toks[i-1].kind == 'w' && !sqlVerbs[prev] && !sqlClauseWords[prev]):
+			continue // MySQL's index hints USE INDEX (i), T-SQL's OPTION (MAXDOP 1): hints, not calls
 		case verb == "WITH" || hasTopWord(toks, "WITH"):
 			if end := closingParen(toks, i+1); end+1 < len(toks) && toks[end+1].up == "AS" {
 				continue // a CTE's name and columns: WITH x(a, b) AS (...)

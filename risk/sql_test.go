@@ -176,6 +176,7 @@ func TestSQLReadOnlyFuncs(t *testing.T) {
 		}
 	}
 	for _, src := range []string{"SELECT my_func(1)", "SELECT * FROM app.export_all()", "SELECT x FROM t WHERE f(x) > 1",
+		"SELECT index(x) FROM t", "SELECT option(1)", "SELECT * FROM t OPTION (USE HINT('x'))",
 		"CALL refresh_everything()", "EXECUTE prepared_thing"} {
 		stmts, tags := ClassifySQL(src)
 		if !containsString(tags, "sql.function") || len(stmts) == 0 || len(stmts[0].UnknownFunctions) != 1 {
