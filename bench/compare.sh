@@ -77,7 +77,7 @@ pg_cpu() {
 PG_LOCK="${TMPDIR:-/tmp}/rein-test-postgres.lock"
 pg_hold() { exec 9>>"$PG_LOCK"; flock -s 9; }
 pg_release() { flock -u 9; exec 9>&-; }
-json() { sed -n "0,/\"$1\": /s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+json() { sed -n "0,/\"$1\": /s/.*\"$1\": \(-\?[0-9.]*\).*/\1/p" "$2"; }
 
 wait_ready() { # URL PID
   for _ in $(seq 1 100); do
@@ -137,12 +137,14 @@ wait_ready "http://127.0.0.1:$OPA_PORT/health" "$(cat "$OUT/opa-server/pid")"
 TARGETS+=(opa)
 
 # The same OPA logging every decision (decision_logs.console: one JSON line per
-# decision, written to a file here). Closer to what rein does per check, though
-# OPA's log is neither durable before the answer nor signed.
+# decision, written to a file here) and nothing else: the console decision
+# logger does not follow --log-level, so error level keeps the access log
+# (two lines per request at info) out. Closer to what rein does per check,
+# though OPA's log is neither durable before the answer nor signed.
 OPA_LOG_PORT=$(free_port $((OPA_PORT + 1)))
 echo "starting Open Policy Agent with decision logs (127.0.0.1:$OPA_LOG_PORT)"
 mkdir -p "$OUT/opa-logged"
-"$OPA" run --server --addr "127.0.0.1:$OPA_LOG_PORT" --log-level info --set decision_logs.console=true bench/policy.rego \
+"$OPA" run --server --addr "127.0.0.1:$OPA_LOG_PORT" --log-level error --set decision_logs.console=true bench/policy.rego \
   >"$OUT/opa-logged/decisions.log" 2>&1 &
 PIDS+=($!)
 echo $! >"$OUT/opa-logged/pid"
@@ -177,10 +179,18 @@ declare -A IDLE
 for t in "${TARGETS[@]}"; do IDLE[$t]=$(rss "$(pid_of "$t")" | cut -d' ' -f1); done
 
 # --- load ----------------------------------------------------------------------
-printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tpostgres_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\n" >"$OUT/runs.tsv"
+# The order of the servers rotates from one round (and concurrency) to the
+# next, so that no server always follows the same one on the same cores.
+printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tpostgres_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\tbusy_pct\tgenerator_pct\n" >"$OUT/runs.tsv"
+FAILED=0
+turn=0
 for round in $(seq 1 "$ROUNDS"); do
   for c in $CONC; do
-    for t in "${TARGETS[@]}"; do
+    n=${#TARGETS[@]}
+    ORDER=()
+    for i in $(seq 0 $((n - 1))); do ORDER+=("${TARGETS[$(((i + turn) % n))]}"); done
+    turn=$((turn + 1))
+    for t in "${ORDER[@]}"; do
       pid=$(pid_of "$t")
       res="$OUT/run-$round-$t-$c.json"
       [ "$t" = rein-postgres ] && pg_hold
@@ -196,8 +206,9 @@ for round in $(seq 1 "$ROUNDS"); do
         sleep 0.5
       done
       if ! wait "$bpid"; then
-        echo "rein bench against $t reported failures (counted as errors below):"
+        echo "rein bench against $t reported failures (errors and wrong decisions; the run fails):"
         sed -n '/error_samples/,/]/p' "$res"
+        FAILED=1
       fi
       c1=$(cpu "$pid") d1=$(pg_cpu)
       [ "$t" = rein-postgres ] && pg_release
@@ -212,9 +223,10 @@ for round in $(seq 1 "$ROUNDS"); do
       fi
       hwm=$(rss "$pid" | cut -d' ' -f2)
       load=$(cut -d' ' -f1 /proc/loadavg)
-      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
+      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\n" "$round" "$t" "$c" "$tp" \
         "$(json p50_ms "$res")" "$(json p90_ms "$res")" "$(json p99_ms "$res")" "$(json max_ms "$res")" \
-        "$(json errors "$res")" "$cpu_us" "$(json generator_cpu_us_per_check "$res")" "$db_us" "${IDLE[$t]}" "$peak" "$hwm" "$load" | tee -a "$OUT/runs.tsv"
+        "$(json errors "$res")" "$cpu_us" "$(json generator_cpu_us_per_check "$res")" "$db_us" "${IDLE[$t]}" "$peak" "$hwm" "$load" \
+        "$(json machine_busy_pct "$res")" "$(json generator_cpu_pct "$res")" | tee -a "$OUT/runs.tsv"
     done
   done
 done
@@ -242,8 +254,27 @@ END {
     printf "| %-14s | %4s | %7.0f - %7.0f | %5.2f - %5.2f | %5.1f - %5.1f | %5.0f - %5.0f | %13s | %5.0f - %5.0f | %5.1f MiB | %9.1f MiB | %6d |\n", a[1], a[2], tmin[k], tmax[k], p50min[k], p50max[k], p99min[k], p99max[k], cmin[k], cmax[k], db, gmin[k], gmax[k], idle[k], rmax[k], errs[k] }
 }' "$OUT/runs.tsv"
 
+# Ratios within each round: the servers of one round ran minutes apart on
+# the same machine, so these compare them under the same conditions.
+echo
+echo "Within each round (same load on the machine): throughput and CPU per check against OPA (no decision log)."
+awk -F'\t' 'NR>1 { k=$1" "$3; tp[k" "$2]=$4; cpu[k" "$2]=$10; p99[k" "$2]=$7; busy[k" "$2]=$17; la[k]=$16; if (!(k in seen)) { seen[k]=1; keys[++m]=k } ; names[$2]=1 }
+END {
+  printf "| %5s | %4s | %-13s | %9s | %9s | %9s | %7s | %7s |\n", "round", "conc", "server", "checks/s", "x OPA", "CPU x OPA", "p99 ms", "busy %"
+  for (i=1;i<=m;i++) { k=keys[i]; split(k, a, " ")
+    for (s in names) { if (!((k" "s) in tp)) continue
+      o = tp[k" opa"]; oc = cpu[k" opa"]
+      printf "| %5s | %4s | %-13s | %9.0f | %9s | %9s | %7.1f | %7.1f |\n", a[1], a[2], s, tp[k" "s], (o>0)?sprintf("%.2f", tp[k" "s]/o):"-", (oc>0)?sprintf("%.2f", cpu[k" "s]/oc):"-", p99[k" "s], busy[k" "s] }
+  }
+}' "$OUT/runs.tsv"
+echo "Load average (1 min) during the runs: $(awk -F'\t' 'NR>1{print $16}' "$OUT/runs.tsv" | sort -n | sed -n '1p;$p' | paste -sd- )"
+
 # Idle again: what each server holds once the load has stopped.
 sleep 5
 printf "Resident memory idle after the runs:"
 for t in "${TARGETS[@]}"; do printf " %s %s MiB;" "$t" "$(rss "$(pid_of "$t")" | cut -d' ' -f1)"; done
 echo
+if [ "$FAILED" = 1 ]; then
+  echo "FAILED: a run had errors or wrong decisions (see above and $OUT/run-*.json)" >&2
+  exit 1
+fi

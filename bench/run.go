@@ -24,7 +24,8 @@ type Config struct {
 	// Session prefixes the session ids: worker i sends every check in
 	// session "<Session>-<i>".
 	Session string
-	// Client sends the requests; nil: NewClient(Concurrency).
+	// Client is unused by the load itself (each worker holds a connection
+	// of its own, conn.go); kept for callers that share one with Prime.
 	Client *http.Client
 	// Progress, when set, is called about once a second.
 	Progress func(Progress)
@@ -47,13 +48,14 @@ type Result struct {
 	Warmup      Seconds           `json:"warmup_s"`
 	Duration    Seconds           `json:"duration_s"`  // the measured time
 	Interrupted bool              `json:"interrupted"` // stopped before the end: Duration is what was measured
-	Checks      uint64            `json:"checks"`      // answered with a decision
-	Errors      uint64            `json:"errors"`      // failed requests and non-200 answers
+	Checks      uint64            `json:"checks"`      // answered with the expected decision
+	Errors      uint64            `json:"errors"`      // failed requests, non-200 answers and wrong decisions
 	Throughput  float64           `json:"throughput"`  // decisions per second
 	Latency     Latency           `json:"latency"`
 	Decisions   map[string]uint64 `json:"decisions"`
 	// Unexpected counts decisions other than the item's expected one, by
-	// "item: got decision".
+	// "item: got decision". Each is also an error, never a check: a wrong
+	// answer is not throughput.
 	Unexpected map[string]uint64 `json:"unexpected"`
 	// ErrorSamples are the first distinct errors.
 	ErrorSamples []string `json:"error_samples"`
@@ -61,6 +63,13 @@ type Result struct {
 	// request (warm-up included), in µs: it shares the machine with
 	// the server when both run on one host.
 	GeneratorCPU float64 `json:"generator_cpu_us_per_check"`
+	// GeneratorShare is the generator's CPU time over the measured time,
+	// as a percentage of the machine's CPUs (warm-up included in neither).
+	GeneratorShare float64 `json:"generator_cpu_pct"`
+	// MachineBusy is how busy the machine's CPUs were during the measured
+	// time (every process, this one included), in percent; -1 where the
+	// system does not tell (/proc/stat).
+	MachineBusy float64 `json:"machine_busy_pct"`
 }
 
 // Latency is the distribution of the answered checks' round trips, in ms.
@@ -110,7 +119,7 @@ type worker struct {
 	errors     uint64
 	samples    []string
 	buf        []byte
-	resp       bytes.Buffer
+	conn       *conn
 }
 
 // maxSamples is how many distinct errors a run keeps.
@@ -123,9 +132,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Concurrency < 1 || cfg.Duration <= 0 || cfg.Warmup < 0 {
 		return nil, errors.New("bench: concurrency must be at least 1 and duration above 0")
 	}
-	if cfg.Client == nil {
-		cfg.Client = NewClient(cfg.Concurrency)
-	}
 	cpu0 := processCPU()
 	start := time.Now()
 	measureFrom := start.Add(cfg.Warmup)
@@ -134,10 +140,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	workers := make([]*worker, cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{decisions: map[string]uint64{}, unexpected: map[string]uint64{}}
+		c, err := newConn(cfg.Target)
+		if err != nil {
+			return nil, err
+		}
+		w := &worker{decisions: map[string]uint64{}, unexpected: map[string]uint64{}, conn: c}
 		workers[i] = w
 		session := fmt.Sprintf("%s-%d", cfg.Session, i)
 		wg.Go(func() {
+			defer w.conn.close()
 			for ctx.Err() == nil {
 				sent := time.Now()
 				if !sent.Before(measureTo) {
@@ -150,6 +161,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				answered.Add(1)
 				if sent.Before(measureFrom) || done.After(measureTo) {
 					continue
+				}
+				if err == nil && ans.Decision != it.Want {
+					w.decisions[ans.Decision]++
+					w.unexpected[it.Name+": got "+ans.Decision]++
+					err = fmt.Errorf("%s: got %s, want %s", it.Name, ans.Decision, it.Want)
 				}
 				if err != nil {
 					if ctx.Err() != nil {
@@ -165,11 +181,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				measuredChecks.Add(1)
 				w.hist.Record(done.Sub(sent))
 				w.decisions[ans.Decision]++
-				if ans.Decision != it.Want {
-					w.unexpected[it.Name+": got "+ans.Decision]++
-				}
 			}
 		})
+	}
+	// The machine's CPU time over the measured time (and this process's).
+	var busy0, busy1 cpuTimes
+	var gen0, gen1 time.Duration
+	var busyMu sync.Mutex
+	busyTimers := []*time.Timer{
+		time.AfterFunc(cfg.Warmup, func() { busyMu.Lock(); busy0, gen0 = machineCPU(), processCPU(); busyMu.Unlock() }),
+		time.AfterFunc(cfg.Warmup+cfg.Duration, func() { busyMu.Lock(); busy1, gen1 = machineCPU(), processCPU(); busyMu.Unlock() }),
 	}
 	stopProgress := make(chan struct{})
 	progressDone := make(chan struct{})
@@ -196,6 +217,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}()
 	wg.Wait()
 	cpu := processCPU() - cpu0
+	for _, t := range busyTimers {
+		t.Stop()
+	}
 	close(stopProgress)
 	<-progressDone
 	measured := cfg.Duration
@@ -232,6 +256,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.GeneratorCPU = float64(cpu.Microseconds()) / float64(n)
 	}
 	res.Throughput = float64(res.Checks) / measured.Seconds()
+	busyMu.Lock()
+	if busy1.total == 0 { // the last answer came before the end's timer, or the run was interrupted
+		busy1, gen1 = machineCPU(), processCPU()
+	}
+	res.MachineBusy = busy1.busySince(busy0)
+	if gen1 > gen0 && busy1.total > busy0.total {
+		res.GeneratorShare = 100 * float64(gen1-gen0) / (float64(busy1.total-busy0.total) * float64(time.Second) / clockTicks)
+	}
+	busyMu.Unlock()
 	res.Latency = Latency{P50: Millis(h.Percentile(0.50)), P90: Millis(h.Percentile(0.90)),
 		P99: Millis(h.Percentile(0.99)), Max: Millis(h.Max()), Mean: Millis(h.Mean())}
 	return res, nil
@@ -240,7 +273,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // send posts one check and reads its decision.
 func (w *worker) send(ctx context.Context, cfg Config, it *Item, n uint64, session string) (Answer, error) {
 	w.buf = cfg.Target.Body(w.buf[:0], it, it.ArgsFor(n), session)
-	return Send(ctx, cfg.Client, cfg.Target, w.buf, &w.resp)
+	body, err := w.conn.post(ctx, w.buf)
+	if err != nil {
+		return Answer{}, err
+	}
+	return cfg.Target.Decode(body)
 }
 
 // Send posts one body to the target and decodes the answer. resp is a

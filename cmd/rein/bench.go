@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -207,10 +208,13 @@ func printBench(e *env, r *bench.Result, shares map[string]int) {
 	}
 	fmt.Fprintf(e.stdout, "  decisions   %s\n", strings.Join(parts, "  "))
 	if r.GeneratorCPU > 0 {
-		fmt.Fprintf(e.stdout, "  generator   %.0f µs of CPU per check (this load generator's own)\n", r.GeneratorCPU)
+		fmt.Fprintf(e.stdout, "  generator   %.1f µs of CPU per check, %.1f%% of the machine's CPU (this load generator's own)\n", r.GeneratorCPU, r.GeneratorShare)
+	}
+	if r.MachineBusy >= 0 {
+		fmt.Fprintf(e.stdout, "  machine     %.1f%% busy while measured (%d CPUs, every process)\n", r.MachineBusy, runtime.NumCPU())
 	}
 	if len(r.Unexpected) > 0 {
-		fmt.Fprintln(e.stdout, "  unexpected decisions (the server does not decide like bench/policy.yaml; see rein bench --verify):")
+		fmt.Fprintln(e.stdout, "  wrong decisions, counted as errors (the server does not decide like bench/policy.yaml; see rein bench --verify):")
 		for _, k := range sortedKeys(r.Unexpected) {
 			fmt.Fprintf(e.stdout, "    %s: %s\n", k, thousands(float64(r.Unexpected[k])))
 		}
