@@ -42,6 +42,11 @@ var Items = []Item{
 	{Name: "deploy", Tool: "deploy", Args: `{"service":"api","version":"{n}"}`, Want: "deny", Rule: "", Weight: 1},
 	{Name: "pay-large", Tool: "payments.transfer", Args: `{"amount":5000,"to":"acme","invoice":"INV-{n}"}`, Want: "ask", Rule: "payments-large", Weight: 2},
 	{Name: "mail-external", Tool: "email.send", Args: `{"to":"buyer@partner.org","subject":"quote {n}"}`, Want: "ask", Rule: "email-external", Weight: 1},
+	{Name: "shell-read", Tool: "shell.exec", Args: `{"command":"grep -n TODO src/{n}.go | head -20"}`, Want: "allow", Rule: "shell-read-only", Weight: 2},
+	{Name: "write-workspace", Tool: "fs.write", Args: `{"path":"/srv/agent/out/{n}.txt","content":"line {n}"}`, Want: "allow", Rule: "files-write-workspace", Weight: 2},
+	{Name: "get-metadata", Tool: "http.get", Args: `{"url":"http://169.254.169.254/latest/meta-data/{n}"}`, Want: "deny", Rule: "private-addresses", Weight: 1},
+	{Name: "shell-destroy", Tool: "shell.exec", Args: `{"command":"rm -rf build/{n}"}`, Want: "ask", Rule: "shell-destructive", Weight: 1},
+	{Name: "write-outside", Tool: "fs.write", Args: `{"path":"/var/tmp/out-{n}.txt","content":"line {n}"}`, Want: "ask", Rule: "files-write-elsewhere", Weight: 1},
 	{Name: "search", Tool: "web.search", Args: `{"query":"order status {n}"}`, Want: "throttle", Rule: "search-rate", Weight: 1},
 }
 

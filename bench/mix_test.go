@@ -86,8 +86,9 @@ func TestMixHonoursShares(t *testing.T) {
 			t.Errorf("%s: %d%% of the table, want %d%%", d, got, want)
 		}
 	}
-	// allow: read-file 3, get-https 2, pay-small 1, mail-internal 2 (of 8).
-	if byItem["read-file"] != byDecision["allow"]*3/8 || byItem["pay-small"] != byDecision["allow"]/8 {
+	// allow: read-file 3, get-https 2, pay-small 1, mail-internal 2,
+	// shell-read 2, write-workspace 2 (of 12).
+	if byItem["read-file"] != byDecision["allow"]*3/12 || byItem["pay-small"] != byDecision["allow"]/12 {
 		t.Errorf("allow items not by weight: %v", byItem)
 	}
 	// The order is shuffled: the first 20 requests are not all one decision.
