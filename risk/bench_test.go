@@ -42,6 +42,7 @@ func BenchmarkClassify(b *testing.B) {
 		{"shell-evasive", func() { ClassifyShell(`X=rm; bash -c "sh -c '$X${IFS}-rf /'" | sudo tee /etc/x`) }},
 		{"url", func() { ClassifyURL("http://0x7f.1:8080/admin?x=1") }},
 		{"path", func() { ClassifyPath("docs/../../home/dev/.ssh/id_rsa", "/srv/agent") }},
+		{"path-workspace", func() { ClassifyPath("/srv/agent/out/1234.txt", "/srv/agent") }},
 		{"sql", func() {
 			ClassifySQL("UPDATE users SET plan = 'pro' WHERE id IN (SELECT user_id FROM orders WHERE total > 100)")
 		}},

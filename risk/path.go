@@ -325,8 +325,13 @@ type pathRule struct {
 	// plain ("" for an absolute pattern, "~", "etc"), the last segment when
 	// it is a plain name, and a plain segment that must occur somewhere
 	// (the one after a leading "**").
-	prefix             []string
-	last, need         string
+	prefix     []string
+	last, need string
+	// A last segment with wildcards (id_rsa*, *.pem) matches only names
+	// that start and end with its plain ends: a test of two strings
+	// before matchSegments tries every way the segments could line up.
+	lastGlob           bool
+	lastHead, lastTail string
 	suffix             bool // "**/" then only plain names: a suffix test is enough
 	anywhere           bool // a name wherever it is ("**/x", not "**/x/**")
 	secret, execConfig bool
@@ -346,6 +351,11 @@ var compiledPathRules = func() []pathRule {
 		if last := segs[len(segs)-1]; !strings.ContainsAny(last, "*?[") {
 			pr.last = last
 		}
+		if last := segs[len(segs)-1]; last != "**" && strings.ContainsAny(last, "*?[") && !strings.Contains(last, `\`) {
+			pr.lastGlob = true
+			pr.lastHead = last[:strings.IndexAny(last, "*?[")]
+			pr.lastTail = last[strings.LastIndexAny(last, "*?]")+1:]
+		}
 		if segs[0] == "**" && len(segs) > 2 && !strings.ContainsAny(segs[1], "*?[") {
 			pr.need = segs[1]
 		}
@@ -360,6 +370,10 @@ var compiledPathRules = func() []pathRule {
 // the rule names.
 func (r *pathRule) matches(segs []string) bool {
 	if r.last != "" && segs[len(segs)-1] != r.last || len(segs) < len(r.prefix) {
+		return false
+	}
+	if name := segs[len(segs)-1]; r.lastGlob && (len(name) < len(r.lastHead)+len(r.lastTail) ||
+		!strings.HasPrefix(name, r.lastHead) || !strings.HasSuffix(name, r.lastTail)) {
 		return false
 	}
 	for i, x := range r.prefix {
