@@ -6,14 +6,11 @@
 package execstop
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -24,7 +21,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/e2e/internal/harness"
-	"github.com/reinhq/rein/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(harness.Main(m, nil)) }
@@ -418,7 +414,8 @@ func TestConsoleLiveSession(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	runBrowser(t, e, "livesession.mjs", map[string]func(string) string{
+	console := &harness.ConsoleEnv{T: t, S: e.s, Keys: e.keys}
+	console.RunBrowser("livesession.mjs", map[string]harness.StepFunc{
 		"running": func(string) string {
 			var pending []struct{ Tool string }
 			harness.Eventually(t, 30*time.Second, "the run's destination waiting for approval", func() string {
@@ -439,49 +436,4 @@ func TestConsoleLiveSession(t *testing.T) {
 			return "exit 137, nothing left"
 		},
 	})
-}
-
-// runBrowser runs node e2e/browser/SCRIPT against the environment's server
-// with Debian's Chromium, answering its "@step NAME ARG" lines with steps;
-// the script's exit status decides.
-func runBrowser(t *testing.T, e *env, script string, steps map[string]func(string) string) {
-	t.Helper()
-	dir := testenv.NodeModules(t, filepath.Join(harness.ModuleRoot, "e2e", "browser"))
-	chromium := testenv.Chromium(t)
-	keys, _ := json.Marshal(e.keys)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Dir = dir
-	cmd.Env = harness.CleanEnv("REIN_URL="+e.s.URL, "REIN_KEYS="+string(keys), "CHROMIUM="+chromium, "SCREENSHOT_DIR="+t.TempDir())
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr harness.SyncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node %s: %v", script, err)
-	}
-	var log strings.Builder
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		line := sc.Text()
-		log.WriteString(line + "\n")
-		rest, ok := strings.CutPrefix(line, "@step ")
-		if !ok {
-			continue
-		}
-		name, arg, _ := strings.Cut(rest, " ")
-		answer := "FAIL: the Go test has no step " + name
-		if f := steps[name]; f != nil {
-			answer = f(arg)
-		}
-		if strings.HasPrefix(answer, "FAIL") {
-			t.Errorf("step %s: %s", name, answer)
-		}
-		io.WriteString(stdin, strings.ReplaceAll(answer, "\n", " ")+"\n")
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("browser script %s failed: %v\nstdout:\n%s\nstderr:\n%s\nrein serve stderr:\n%s", script, err, log.String(), stderr.String(), e.s.Stderr.String())
-	}
-	t.Logf("browser script output:\n%s", log.String())
 }
