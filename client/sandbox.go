@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 
 	"github.com/reinhq/rein"
@@ -45,6 +46,17 @@ type SandboxStop = rein.SandboxStop
 func (c *Client) Sandbox(ctx context.Context, session string) (*SandboxStop, error) {
 	var out SandboxStop
 	if err := c.doJSON(ctx, "GET", "/v1/sessions/"+url.PathEscape(session)+"/sandbox", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// WaitSandbox is Sandbox as a long poll: rein answers once a lock stops the
+// session or its run has ended, or after timeoutMS milliseconds.
+func (c *Client) WaitSandbox(ctx context.Context, session string, timeoutMS int64) (*SandboxStop, error) {
+	var out SandboxStop
+	path := fmt.Sprintf("/v1/sessions/%s/sandbox?timeout_ms=%d", url.PathEscape(session), timeoutMS)
+	if err := c.doJSON(ctx, "GET", path, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -2,6 +2,7 @@ package http
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/reinhq/rein"
 )
@@ -72,20 +73,52 @@ func (s *Server) getSessionChecks(w http.ResponseWriter, r *http.Request, key *r
 }
 
 // getSandbox: GET /v1/sessions/{id}/sandbox (?tenant= for keys of tenant
-// *) -> 200 {"sandbox", "stop"}: the session's containment and the lock
-// that stops it (null while none does). rein run polls it to end every
-// process of the run when people stop the session.
+// *; ?timeout_ms= to wait) -> 200 {"sandbox", "stop"}: the session's
+// containment and the lock that stops it (null while none does). With
+// timeout_ms it answers once a lock stops the session or the run has
+// ended, or when the time is up: rein run waits on it to end every process
+// of the run as soon as people stop the session. It looks again on every
+// event of this server and every second (a lock made on another server).
 func (s *Server) getSandbox(w http.ResponseWriter, r *http.Request, key *rein.Key) error {
 	tenant, err := s.tenantParam(key, r.URL.Query().Get("tenant"))
 	if err != nil {
 		return err
 	}
-	st, err := s.Pipeline.SandboxStop(r.Context(), key, tenant, r.PathValue("id"))
-	if err != nil {
-		return err
+	var wait time.Duration
+	if r.URL.Query().Has("timeout_ms") {
+		if wait, err = waitTimeout(r); err != nil {
+			return err
+		}
 	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	var changed chan struct{}
+	if wait > 0 && s.Events != nil {
+		changed = s.Events.Watch()
+		defer s.Events.Unwatch(changed)
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	again := time.NewTicker(time.Second)
+	defer again.Stop()
+	for {
+		st, err := s.Pipeline.SandboxStop(r.Context(), key, tenant, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if wait <= 0 || st.Stop != nil || st.Sandbox == nil || st.Sandbox.ExitStatus != nil {
+			writeJSON(w, http.StatusOK, st)
+			return nil
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-s.stopping():
+			wait = 0
+		case <-deadline.C:
+			wait = 0
+		case <-changed:
+		case <-again.C:
+		}
+	}
 }
 
 // sandboxEvent: POST /v1/sessions/{id}/sandbox (the agent key of rein run)

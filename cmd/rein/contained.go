@@ -23,9 +23,14 @@ import (
 // (a lock on its session): 128 + SIGKILL, as for any process killed so.
 const exitStopped = 128 + int(syscall.SIGKILL)
 
-// stopPoll is how often a contained run asks rein whether its session was
-// stopped; a Stop ends the run within about this long.
-const stopPoll = 500 * time.Millisecond
+// stopWait is how long one question of a contained run to rein, whether
+// its session was stopped, waits for the answer: rein answers at once when
+// a lock stops it. stopPoll is how often it asks when rein does not wait
+// (or cannot be reached).
+const (
+	stopWait = 25 * time.Second
+	stopPoll = 500 * time.Millisecond
+)
 
 // containment is what rein run and rein exec share: a workspace and its
 // walls, the egress proxy on a Unix socket the sandbox sees, the session
@@ -271,22 +276,19 @@ func (r *containment) decideWrite(ctx context.Context, a sandbox.Attempt) sandbo
 	}}
 }
 
-// watchStop polls the session until ctx ends; when a lock stops it, it
-// kills the sandbox and returns the lock. rein unreachable for a while
-// does not stop the run (the contained command cannot reach anything
-// but through rein anyway); it is said once.
+// watchStop waits on the session until ctx ends (a long poll of rein,
+// answered as soon as a lock stops the session); when a lock stops it, it
+// kills the sandbox and returns the lock. An answer that comes back
+// sooner than stopPoll without a stop (a server that does not wait), or
+// rein unreachable for a while, turns it into polling every stopPoll; rein
+// unreachable does not stop the run (the contained command cannot reach
+// anything but through rein anyway); it is said once.
 func (r *containment) watchStop(ctx context.Context, p *os.Process) *rein.Lock {
-	t := time.NewTicker(stopPoll)
-	defer t.Stop()
 	warned := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		st, err := r.c.Sandbox(qctx, r.session)
+	for ctx.Err() == nil {
+		asked := time.Now()
+		qctx, cancel := context.WithTimeout(ctx, stopWait+10*time.Second)
+		st, err := r.c.WaitSandbox(qctx, r.session, stopWait.Milliseconds())
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil && !warned:
@@ -296,7 +298,14 @@ func (r *containment) watchStop(ctx context.Context, p *os.Process) *rein.Lock {
 			p.Signal(syscall.SIGKILL)
 			return st.Stop
 		}
+		if d := stopPoll - time.Since(asked); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
 	}
+	return nil
 }
 
 // end records how the contained command ended (sandbox.ended), after

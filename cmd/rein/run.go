@@ -40,7 +40,8 @@ status is the command's; 2 when containment cannot be set up (nothing
 runs then, unless --unconfined says to run it without, which is recorded
 and which policy sees as not contained); 137 when
 people stopped the session (a lock on it, e.g. the console's Stop): rein
-then kills every process of the run within about a second.
+then kills every process of the run at once (rein answers its wait as
+soon as the lock is made).
 
 For claude (Claude Code) and codex, rein run also wires their hooks to rein: every tool
 call is a check in the run's session, through a relay of the run that adds

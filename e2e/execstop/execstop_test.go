@@ -336,7 +336,8 @@ func startStoppable(t *testing.T, e *env, session string) (*exec.Cmd, *harness.S
 // TestStopEndsEveryProcess: a lock on a running contained session (what the
 // console's Stop creates) makes rein run kill every process of the sandbox
 // (children, a grandchild in its own session, one that ignores SIGTERM)
-// within a bounded time, exit 137, and record the stop in sandbox.ended.
+// within a bounded time (rein answers its wait on the session at once; no
+// poll), exit 137, and record the stop in sandbox.ended.
 func TestStopEndsEveryProcess(t *testing.T) {
 	e := newEnv(t, execPolicy)
 	cmd, out, marker := startStoppable(t, e, "stop-1")
@@ -345,9 +346,22 @@ func TestStopEndsEveryProcess(t *testing.T) {
 	if code := e.api("POST", "/v1/locks", e.keys["ops"], map[string]any{"target": map[string]string{"session": "stop-1"}, "reason": "runaway build"}, &lock); code != 201 {
 		t.Fatalf("lock: %d", code)
 	}
+	// rein answers rein run's wait on the session as soon as the lock is
+	// made: every process is gone well before a poll would have seen it.
+	var killed time.Duration
+	for time.Since(at) < 10*time.Second {
+		if len(processesWith(marker)) == 0 {
+			killed = time.Since(at)
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	code := waitExit(t, cmd, 10*time.Second)
 	took := time.Since(at)
-	t.Logf("rein run ended %s after the lock", took.Round(time.Millisecond))
+	t.Logf("every process gone %s after the lock was made, rein run ended after %s", killed.Round(time.Millisecond), took.Round(time.Millisecond))
+	if killed == 0 || killed > time.Second {
+		t.Errorf("the processes of the run were gone only after %s", killed)
+	}
 	if code != 137 || !strings.Contains(out.String(), "runaway build") || !strings.Contains(out.String(), lock.ID) {
 		t.Fatalf("rein run after the stop: exit %d\n%s", code, out.String())
 	}
