@@ -46,6 +46,15 @@ type DB struct {
 	tail        chan struct{} // the checkpointer asks the writer to copy the WAL's tail
 	restarts    atomic.Int64  // times the checkpointer saw the WAL start again from its beginning
 	path        string        // the database file
+
+	commits chan *commit       // committed batches waiting for the WAL's fsync
+	synced  chan struct{}      // closed when the syncer has exited
+	syncWAL func(string) error // fsyncs a file (a test holds it back)
+	syncs   atomic.Int64       // fsyncs of the WAL by the syncer
+	// commits handed to the syncer and not yet answered, and a signal
+	// each time the syncer has answered some
+	unsynced atomic.Int64
+	syncDone chan struct{}
 }
 
 var _ rein.Store = (*DB)(nil)
@@ -56,8 +65,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
 	// The writer does not checkpoint the WAL after its commits (SQLite's
 	// default): the checkpointer does, on a connection of its own (see
-	// checkpointer).
-	w, err := sql.Open("sqlite", dsn+"&_pragma=wal_autocheckpoint(0)")
+	// checkpointer). Nor does it fsync the WAL in its commits: the syncer
+	// does, while the writer goes on with the next batch (see syncer), and
+	// no caller is answered before that fsync.
+	w, err := sql.Open("sqlite", strings.Replace(dsn, "synchronous(FULL)", "synchronous(OFF)", 1)+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -77,7 +88,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8) // kept open: a new connection reads the schema and re-prepares statements
 	db := &DB{write: w, read: newReadPool(r), ckpt: c, jobs: make(chan *job, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{}),
-		ckptStopped: make(chan struct{}), tail: make(chan struct{}, 1), memo: newMemo(), path: path}
+		ckptStopped: make(chan struct{}), tail: make(chan struct{}, 1), memo: newMemo(), path: path,
+		commits: make(chan *commit, syncDepth), synced: make(chan struct{}), syncWAL: syncWALFile,
+		syncDone: make(chan struct{}, 1)}
+	go db.syncer()
 	go db.writer()
 	go db.checkpointer(checkpointEvery)
 	if err := db.migrate(ctx); err != nil {
@@ -133,6 +147,7 @@ func (db *DB) Close() error {
 		close(db.stop)
 	}
 	<-db.stopped
+	<-db.synced
 	<-db.ckptStopped
 	return errors.Join(db.read.Close(), db.ckpt.Close(), db.write.Close())
 }
@@ -146,8 +161,20 @@ func (db *DB) Ping(ctx context.Context) error {
 // Group commit. Every write is a job for the one writer goroutine. The
 // writer takes every job that is waiting and runs them in one transaction:
 // one commit and one fsync for the batch. Each caller is answered only
-// after the commit, so nothing is acknowledged before it is durable; while
+// after the fsync, so nothing is acknowledged before it is durable; while
 // one batch commits, the next one gathers.
+//
+// The fsync is not the writer's: it commits (writing the batch's frames to
+// the WAL, synchronous=OFF) and hands the batch to the syncer, which fsyncs
+// the WAL and then answers its callers, while the writer already runs the
+// next batch. Under load the fsync of one batch overlaps the statements of
+// the next instead of leaving the CPU idle while every check waits. One
+// fsync covers every batch committed before it started, so batches that
+// gather while the syncer is busy share the next one. A batch's frames
+// follow every earlier batch's in the WAL, and SQLite's recovery keeps a
+// commit only if every frame before it is valid, so no answered batch can
+// be lost while an earlier one survives. Readers of the read pool may see
+// a batch before its fsync; no write is answered before it.
 
 // maxBatch bounds the jobs of one transaction.
 const maxBatch = 1024
@@ -176,7 +203,8 @@ func (db *DB) tx(ctx context.Context, fn func(*wtx) error) error {
 
 func (db *DB) writer() {
 	defer close(db.stopped)
-	w := &writeConn{memo: db.memo, stmts: map[string]*sql.Stmt{}, next: -1}
+	defer close(db.commits) // after the queue's last commit has been handed over
+	w := &writeConn{memo: db.memo, stmts: map[string]*sql.Stmt{}, next: -1, more: db.more}
 	var err error
 	if w.conn, err = db.write.Conn(context.Background()); err != nil {
 		w.err = fmt.Errorf("open the write connection: %w", err)
@@ -201,7 +229,7 @@ func (db *DB) writer() {
 			for { // answer what is still queued, then exit
 				select {
 				case j := <-db.jobs:
-					w.commit([]*job{j})
+					db.handOver(w.commit([]*job{j}))
 				default:
 					return
 				}
@@ -218,8 +246,9 @@ func (db *DB) writer() {
 			}
 		}
 		db.batches.Add(1)
-		db.written.Add(int64(len(batch)))
-		w.commit(batch)
+		c := w.commit(batch)
+		db.written.Add(int64(len(c.jobs) + len(c.failed)))
+		db.handOver(c)
 		select { // between two batches: the moment to copy the WAL's tail
 		case <-db.tail:
 			w.tailPending = true
@@ -320,8 +349,11 @@ func (db *DB) walSequence() (uint32, error) {
 }
 
 // syncFile makes the database file durable (fsync).
-func (db *DB) syncFile() error {
-	f, err := os.OpenFile(db.path, os.O_RDWR, 0)
+func (db *DB) syncFile() error { return syncFile(db.path) }
+
+// syncFile fsyncs the file at path.
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -335,13 +367,38 @@ func (db *DB) syncFile() error {
 // A copy that could not reach the end (a reader still reads an older part
 // of the WAL) is tried again after the next batch, and copies only that
 // batch's pages; an error leaves the tail to the next checkpoint.
+//
+// The copy runs at synchronous=FULL: SQLite then fsyncs the WAL before
+// copying from it and the database file before the WAL may start again
+// from its beginning; the writer's own commits run without (the syncer
+// fsyncs the WAL for them), and a checkpoint without them would let the
+// WAL's restart overwrite frames whose pages are not yet on disk.
 func (w *writeConn) checkpointTail() {
+	ctx := context.Background()
 	var busy, frames, copied int
-	if w.conn == nil || w.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied) != nil {
+	if w.conn == nil || w.durable(ctx, true) != nil {
+		w.tailPending = false
+		return
+	}
+	err := w.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+	w.durable(ctx, false) // on an error it stays at FULL: slower commits, nothing lost
+	if err != nil {
 		w.tailPending = false
 		return
 	}
 	w.tailPending = copied < frames
+}
+
+// durable sets the writer's synchronous mode: FULL for what must sync
+// itself (a checkpoint, the close), OFF for commits the syncer makes
+// durable.
+func (w *writeConn) durable(ctx context.Context, full bool) error {
+	mode := "OFF"
+	if full {
+		mode = "FULL"
+	}
+	_, err := w.conn.ExecContext(ctx, "PRAGMA synchronous = "+mode)
+	return err
 }
 
 // BatchStats reports how many write transactions the writer has run and how
@@ -362,6 +419,10 @@ type writeConn struct {
 
 	// Copying the WAL's tail (checkpointTail): asked for and not yet done.
 	tailPending bool
+
+	// more gives a job to add to the open transaction before it commits;
+	// nil: commit now (DB.more).
+	more func(n int) *job
 }
 
 // externalPoll is how often an idle writer asks whether another process has
@@ -402,6 +463,9 @@ func (w *writeConn) close() {
 		st.Close()
 	}
 	if w.conn != nil {
+		// The last connection to close copies the WAL into the database
+		// and removes it: at FULL, SQLite fsyncs the file first.
+		w.durable(context.Background(), true)
 		w.conn.Close()
 	}
 }
@@ -467,56 +531,77 @@ func (t *wtx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	return st.QueryRowContext(context.Background(), args...)
 }
 
-// commit runs a batch of jobs in one transaction and answers each. A job
-// that fails is rare (a conflict, a lost race), so there are no savepoints:
-// the transaction is rolled back and the batch run again without the
-// failed job. Each job is a closure over its inputs that writes the same
-// thing every time it runs. Failed jobs are answered after the others have
-// committed, so that a caller who retries sees what it lost to.
-func (w *writeConn) commit(batch []*job) {
-	var failed []*job
-	var errs []error
-	defer func() {
-		for i, j := range failed {
-			j.done <- errs[i]
-		}
-	}()
-	if w.err != nil {
-		for _, j := range batch {
-			j.done <- w.err
-		}
-		return
+// commit is a batch the writer has run: its callers' answers, sent once
+// the WAL is fsynced (or at once when nothing was committed).
+type commit struct {
+	jobs    []*job  // answered with err
+	err     error   // nil: committed, answered after the fsync
+	failed  []*job  // answered with their own errors, after the others
+	errs    []error // of failed
+	durable bool    // a transaction committed: the WAL must be fsynced first
+}
+
+// answer sends every caller of c its answer; err is the fsync's.
+func (c *commit) answer(err error) {
+	if err == nil {
+		err = c.err
 	}
-	for len(batch) > 0 {
-		i, err := w.attempt(batch)
-		if i < 0 {
-			return
-		}
-		failed, errs = append(failed, batch[i]), append(errs, err)
-		batch = append(slices.Clip(batch[:i]), batch[i+1:]...)
+	for _, j := range c.jobs {
+		j.done <- err
+	}
+	for i, j := range c.failed {
+		j.done <- c.errs[i]
 	}
 }
 
-// attempt runs the jobs in one transaction. When all succeed (or an error
-// ends the whole batch), every job is answered and it returns -1. When job
-// i fails, it rolls back and returns i and the job's error, answering none.
-func (w *writeConn) attempt(batch []*job) (int, error) {
-	answerAll := func(err error) (int, error) {
-		for _, j := range batch {
-			j.done <- err
-		}
-		return -1, nil
+// commit runs a batch of jobs in one transaction and returns the answers
+// to send once it is durable. A job that fails is rare (a conflict, a lost
+// race), so there are no savepoints: the transaction is rolled back and
+// the batch run again without the failed job. Each job is a closure over
+// its inputs that writes the same thing every time it runs. Failed jobs are
+// answered after the others have committed, so that a caller who retries
+// sees what it lost to.
+func (w *writeConn) commit(batch []*job) *commit {
+	c := &commit{}
+	if w.err != nil {
+		c.jobs, c.err = batch, w.err
+		return c
 	}
+	for len(batch) > 0 {
+		i, err := w.attempt(&batch)
+		if i < 0 {
+			c.jobs, c.err, c.durable = batch, err, err == nil
+			return c
+		}
+		c.failed, c.errs = append(c.failed, batch[i]), append(c.errs, err)
+		batch = append(slices.Clip(batch[:i]), batch[i+1:]...)
+	}
+	return c
+}
+
+// attempt runs the jobs in one transaction, adding those w.more gives
+// before it commits. When all succeed it returns -1 and nil; when an error
+// ends the whole batch, -1 and that error. When job i fails, it rolls back
+// and returns i and the job's error.
+func (w *writeConn) attempt(jobs *[]*job) (int, error) {
 	ctx := context.Background()
 	// BEGIN IMMEDIATE takes the write lock at once (no other process can
 	// commit until this transaction ends); the statements prepared on the
 	// connection run inside it.
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return answerAll(fmt.Errorf("begin: %w", err))
+		return -1, fmt.Errorf("begin: %w", err)
 	}
 	w.external(ctx)
 	tx := &wtx{conn: w.conn, stmts: w.stmts, next: w.next}
-	for i, j := range batch {
+	for i := 0; ; i++ {
+		if i == len(*jobs) {
+			j := w.more(i)
+			if j == nil {
+				break
+			}
+			*jobs = append(*jobs, j)
+		}
+		j := (*jobs)[i]
 		err := j.ctx.Err() // the caller left before its turn: skip it
 		if err == nil {
 			err = j.fn(tx)
@@ -529,13 +614,94 @@ func (w *writeConn) attempt(batch []*job) (int, error) {
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		w.conn.ExecContext(ctx, "ROLLBACK") // if the transaction is still open
 		w.forget()                          // the commit's outcome is unknown
-		return answerAll(fmt.Errorf("commit: %w", err))
+		return -1, fmt.Errorf("commit: %w", err)
 	}
 	w.next = tx.next
 	for _, fn := range tx.after {
 		fn()
 	}
-	return answerAll(nil)
+	return -1, nil
+}
+
+// handOver gives a committed batch to the syncer.
+func (db *DB) handOver(c *commit) {
+	db.unsynced.Add(1)
+	db.commits <- c
+}
+
+// more returns a job to run in the writer's open transaction while the
+// last commit is still being fsynced, or nil once it is (or the batch is
+// full): the batch then commits and its fsync starts at once. So the
+// statements of the next batch run during the last one's fsync, and a
+// batch gathers as many jobs as it did when the writer waited for its own
+// fsync (each commit writes every page it changed to the WAL: fewer,
+// larger batches write fewer pages per job).
+func (db *DB) more(n int) *job {
+	for n < maxBatch && db.unsynced.Load() > 0 {
+		select {
+		case j := <-db.jobs:
+			return j
+		case <-db.syncDone:
+		}
+	}
+	return nil
+}
+
+// syncWALFile fsyncs the WAL; a test holds it back.
+var syncWALFile = syncFile
+
+// syncDepth is how many committed batches may wait for the syncer before
+// the writer waits for it too.
+const syncDepth = 4
+
+// syncer fsyncs the WAL for the batches the writer has committed and then
+// answers their callers: every batch waiting when an fsync starts shares
+// it. An fsync that fails leaves it unknown what reached the disk: its
+// callers get the error, and so does every later write (the store must be
+// opened again).
+func (db *DB) syncer() {
+	defer close(db.synced)
+	var failed error
+	var group []*commit
+	for c := range db.commits {
+		group = append(group[:0], c)
+	gather:
+		for {
+			select {
+			case c, ok := <-db.commits:
+				if !ok {
+					break gather
+				}
+				group = append(group, c)
+			default:
+				break gather
+			}
+		}
+		durable := false
+		for _, c := range group {
+			durable = durable || c.durable
+		}
+		err := failed
+		if durable && err == nil {
+			db.syncs.Add(1)
+			if err = db.syncWAL(db.path + "-wal"); err != nil {
+				err = fmt.Errorf("fsync the write-ahead log: %w", err)
+				failed = err
+			}
+		}
+		for _, c := range group {
+			if c.durable {
+				c.answer(err)
+			} else {
+				c.answer(nil)
+			}
+		}
+		db.unsynced.Add(-int64(len(group)))
+		select { // the writer may be waiting to commit
+		case db.syncDone <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // scanner is a row or rows being read.

@@ -169,6 +169,82 @@ func TestEscalationsFromBeforeTheColumn(t *testing.T) {
 // and the writer copies the tail between batches, so that under writes
 // that never pause the WAL still starts again from its beginning (and its
 // file stops growing), and nothing written is lost.
+// TestAnsweredOnlyAfterTheWALsFsync: the writer commits without syncing and
+// runs the next batch's statements while the syncer fsyncs the WAL; no
+// caller is answered before the fsync that covers its commit.
+func TestAnsweredOnlyAfterTheWALsFsync(t *testing.T) {
+	var hold sync.Mutex
+	var syncs atomic.Int64
+	defer func(f func(string) error) { syncWALFile = f }(syncWALFile)
+	syncWALFile = func(path string) error {
+		hold.Lock()
+		defer hold.Unlock()
+		syncs.Add(1)
+		return syncFile(path)
+	}
+	db := open(t)
+	ctx := context.Background()
+	before, _, err := db.AuditSize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold.Lock() // the next fsync waits
+	held := true
+	defer func() {
+		if held { // a failure while held: let the store close
+			hold.Unlock()
+		}
+	}()
+	answered := make(chan error, 2)
+	go func() { answered <- db.Append(ctx, entry(rein.KindServerStarted)) }()
+	// Committed (readers see it) but not answered: its fsync is held.
+	waitFor(t, func() bool { n, _, _ := db.AuditSize(ctx); return n == before+1 })
+	// The writer is not held by the fsync: it runs the next write's
+	// statements meanwhile, and commits them once the fsync is done.
+	ran := make(chan struct{})
+	go func() {
+		answered <- db.tx(ctx, func(tx *wtx) error {
+			close(ran)
+			_, err := appendEntries(ctx, tx, []*rein.Entry{entry(rein.KindServerStarted)})
+			return err
+		})
+	}()
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer did not run the next write while the last one's fsync was held")
+	}
+	select {
+	case err := <-answered:
+		t.Fatalf("a write was answered (%v) before the WAL's fsync", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	n := syncs.Load()
+	held = false
+	hold.Unlock()
+	for range 2 {
+		if err := <-answered; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One fsync each: the second commits only after the first's.
+	if got := syncs.Load(); got < n+2 {
+		t.Errorf("answered after %d fsyncs of the WAL, %d before the writes; want one each", got, n)
+	}
+	if size, _, err := db.AuditSize(ctx); err != nil || size != before+2 {
+		t.Errorf("%d entries (%v), want %d", size, err, before+2)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
 func TestWALStartsAgainUnderContinuousWrites(t *testing.T) {
 	defer func(d time.Duration) { checkpointEvery = d }(checkpointEvery)
 	checkpointEvery = 50 * time.Millisecond
