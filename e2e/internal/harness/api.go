@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,7 +44,16 @@ func HTTPDo(t testing.TB, method, url, key string, body []byte, contentType stri
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := HTTPClient.Do(req)
+	client := HTTPClient
+	if ms, err := strconv.Atoi(req.URL.Query().Get("timeout_ms")); err == nil && ms > 0 {
+		// A long-poll (a wait) answers after up to timeout_ms: the client
+		// waits that long and its usual margin, or a slow machine turns a
+		// wait the server would answer into a client error.
+		c := *HTTPClient
+		c.Timeout += time.Duration(ms) * time.Millisecond
+		client = &c
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, []byte(err.Error())
 	}
