@@ -211,45 +211,6 @@ func waitTimeout(r *http.Request) (time.Duration, error) {
 	return time.Duration(n) * time.Millisecond, nil
 }
 
-// listLimit reads a list's limit (default 100, at most 500).
-func listLimit(v string) (int, error) {
-	if v == "" {
-		return 100, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 500 {
-		return 0, rein.Errorf(rein.ECodeBadRequest, "limit must be a number from 1 to 500")
-	}
-	return n, nil
-}
-
-// writePage answers a list, never null; a full page carries the cursor of
-// the next one (X-Next-Cursor and a Link header). A limit the caller did not
-// give is the stores' default page of 100.
-func writePage[T any](w http.ResponseWriter, r *http.Request, list []T, limit int, id func(T) string) {
-	if list == nil {
-		list = []T{}
-	}
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	if len(list) > 0 && len(list) == limit {
-		nextPage(w, r, id(list[len(list)-1]))
-	}
-	writeJSON(w, http.StatusOK, list)
-}
-
-// nextPage points at the next page of a full list: its cursor is in the Link
-// header (rel="next") and in X-Next-Cursor.
-func nextPage(w http.ResponseWriter, r *http.Request, cursor string) {
-	w.Header().Set("X-Next-Cursor", cursor)
-	u := *r.URL
-	qs := u.Query()
-	qs.Set("cursor", cursor)
-	u.RawQuery = qs.Encode()
-	w.Header().Set("Link", "<"+u.RequestURI()+`>; rel="next"`)
-}
-
 // postBatchVote: POST /v1/batches/{batch}/votes {"vote": "approve"|"reject",
 // "message", "grant", "tenant", "approvals"}: one vote on every pending
 // approval of an agent turn, all or nothing; with "approvals" (the ids the

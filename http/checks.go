@@ -137,15 +137,6 @@ func (s *Server) tenantParam(key *rein.Key, asked string) (string, error) {
 	return asked, nil
 }
 
-// listTenant is the tenant a list reads: as tenantParam, except that a key
-// of tenant * that names no tenant lists every tenant.
-func (s *Server) listTenant(key *rein.Key, asked string) (string, error) {
-	if key.Tenant == rein.AllTenants && asked == "" {
-		return rein.AllTenants, nil
-	}
-	return s.tenantParam(key, asked)
-}
-
 // listChecks: GET /v1/checks?decision=&agent=&tool=&session=&since=&until=&limit=&cursor=,
 // the tenant's recent checks, newest first. since and until are RFC 3339
 // times (since inclusive, until exclusive); agent also matches sub-agents.

@@ -489,3 +489,45 @@ func TestOpenAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAPIPagedListsAlike: every list that takes a cursor documents the
+// one answer http/page.go gives, the next page in X-Next-Cursor and Link.
+func TestOpenAPIPagedListsAlike(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(reinhttp.OpenAPIYAML(), &doc); err != nil {
+		t.Fatalf("read openapi.yaml: %v", err)
+	}
+	paged := 0
+	for path, ops := range doc.Paths {
+		for method, node := range ops {
+			var op struct {
+				Parameters []map[string]any `yaml:"parameters"`
+				Responses  map[string]struct {
+					Headers map[string]any `yaml:"headers"`
+				} `yaml:"responses"`
+			}
+			if method == "parameters" || node.Decode(&op) != nil {
+				continue
+			}
+			cursor := false
+			for _, p := range op.Parameters {
+				if p["name"] == "cursor" || p["$ref"] == "#/components/parameters/cursor" {
+					cursor = true
+				}
+			}
+			if !cursor {
+				continue
+			}
+			paged++
+			h := op.Responses["200"].Headers
+			if h["X-Next-Cursor"] == nil || h["Link"] == nil {
+				t.Errorf("%s %s takes a cursor but its answer documents no X-Next-Cursor and Link", method, path)
+			}
+		}
+	}
+	if paged < 6 {
+		t.Errorf("%d paged lists found, want at least 6 (checks, a session's checks, approvals, questions, reviews, proposals)", paged)
+	}
+}
