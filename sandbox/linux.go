@@ -214,6 +214,9 @@ var denied = []string{
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 	"open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "acct", "syslog",
 	"iopl", "ioperm", "quotactl", "fanotify_init", "personality",
+	// io_uring's operations (open, rename, unlink, ...) never pass through
+	// the system calls the other filters see.
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
 }
 
 // Init is the rein process inside the sandbox (the hidden command
@@ -270,6 +273,10 @@ func Init(spec string) int {
 		Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: denied}},
 	}}
 	if err := seccomp.LoadFilter(filter); err != nil {
+		fmt.Fprintf(os.Stderr, "rein run: seccomp could not be applied, so nothing runs: %v\n", err)
+		return 2
+	}
+	if err := installArchFilter(); err != nil {
 		fmt.Fprintf(os.Stderr, "rein run: seccomp could not be applied, so nothing runs: %v\n", err)
 		return 2
 	}

@@ -22,5 +22,3 @@ var legacyCalls = map[int]call{
 	unix.SYS_SYMLINK: {op: "symlink", paths: []pathArg{{-1, 1}}, flags: -1, mode: -1},
 	unix.SYS_MKNOD:   {op: "mknod", paths: []pathArg{{-1, 0}}, flags: -1, mode: -1},
 }
-
-func isRmdir(nr int) bool { return nr == unix.SYS_RMDIR }

@@ -12,5 +12,3 @@ const x32Bit = 0
 
 // legacyCalls: arm64 has only the generic calls.
 var legacyCalls = map[int]call{}
-
-func isRmdir(int) bool { return false }

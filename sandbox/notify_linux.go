@@ -131,9 +131,9 @@ type bpf struct {
 	label  string
 }
 
-// notifyFilter is the program: calls of another architecture pass (Landlock
-// still holds them; they are not recorded), the writing calls are handed to
-// the supervisor, an open only when its flags write.
+// notifyFilter is the program: calls of another architecture fail with
+// ENOSYS (archFilter refuses them too), the writing calls are handed to the
+// supervisor, an open only when its flags write.
 func notifyFilter() ([]unix.SockFilter, error) {
 	if nativeArch == 0 {
 		return nil, errors.New("recording refused writes is built for amd64 and arm64 only")
@@ -146,7 +146,7 @@ func notifyFilter() ([]unix.SockFilter, error) {
 	)
 	prog := []bpf{
 		{code: ldW, k: 4},
-		{code: jeq, k: nativeArch, jf: "allow"},
+		{code: jeq, k: nativeArch, jf: "other"},
 		{code: ldW, k: 0},
 	}
 	if x32Bit != 0 { // x32 calls name the same files by other numbers
@@ -168,6 +168,7 @@ func notifyFilter() ([]unix.SockFilter, error) {
 	prog = append(prog, tested...) // classic BPF jumps only forward
 	prog = append(prog, bpf{code: ret, k: unix.SECCOMP_RET_USER_NOTIF, label: "notify"})
 	prog = append(prog, bpf{code: ret, k: unix.SECCOMP_RET_ALLOW, label: "allow"})
+	prog = append(prog, bpf{code: ret, k: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS), label: "other"})
 	at := map[string]int{}
 	for i, in := range prog {
 		if in.label != "" {
@@ -193,6 +194,33 @@ func notifyFilter() ([]unix.SockFilter, error) {
 		out[i] = f
 	}
 	return out, nil
+}
+
+// installArchFilter refuses (ENOSYS) every call made through another
+// architecture's entry (i386's int 0x80 on amd64, say): the other filters
+// name calls by this architecture's numbers, so another ABI's calls would
+// pass them all.
+func installArchFilter() error {
+	if nativeArch == 0 {
+		return errors.New("the system-call filter is built for amd64 and arm64 only")
+	}
+	const (
+		ldW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	prog := []unix.SockFilter{
+		{Code: ldW, K: 4}, // seccomp_data.arch
+		{Code: jeq, K: nativeArch, Jt: 0, Jf: 1},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	flags := unix.SECCOMP_FILTER_FLAG_TSYNC
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, 1 /* SECCOMP_SET_MODE_FILTER */, uintptr(flags), uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp architecture filter: %w", errno)
+	}
+	return nil
 }
 
 // installNotify loads the filter on every thread of this process (and so
@@ -304,7 +332,7 @@ func (s *Supervisor) answer(ctx context.Context, fd int, req *seccompNotif, tabl
 	if c.how {
 		var how openHow
 		if err := p.read(req.Data.Args[2], unsafe.Slice((*byte)(unsafe.Pointer(&how)), unsafe.Sizeof(how))); err != nil {
-			cont(fd, req.ID)
+			respond(fd, req.ID, -int32(unix.EACCES), 0) // unread, so unrecorded: refused
 			return
 		}
 		flags, mode = int(how.Flags), uint32(how.Mode)
@@ -317,7 +345,7 @@ func (s *Supervisor) answer(ctx context.Context, fd int, req *seccompNotif, tabl
 	for _, a := range c.paths {
 		raw, err := p.string(req.Data.Args[a.path])
 		if err != nil {
-			cont(fd, req.ID)
+			respond(fd, req.ID, -int32(unix.EACCES), 0) // unread, so unrecorded: refused
 			return
 		}
 		dirfd := int32(unix.AT_FDCWD)
@@ -408,8 +436,14 @@ func (s *Supervisor) classify(op string, paths []string) (Attempt, bool) {
 		return a, false
 	}
 	switch op {
-	case "open", "rename", "unlink", "mkdir":
+	case "open", "mkdir":
+		// Carried by rein itself on approval: the write lands in the same
+		// file (the read-only mount over it stays), or a new directory.
 	default:
+		// A rename or unlink is never carried: either would move or remove
+		// a file a read-only mount or a mask is attached to (the kernel then
+		// detaches that mount), and a renamed directory or a hard-linked
+		// file would carry more than the approver saw.
 		a.Approvable = false
 	}
 	a.Walls = strings.Join(why, "; ")
@@ -477,47 +511,18 @@ func (s *Supervisor) carry(fd int, req *seccompNotif, c call, a Attempt, flags i
 			return fail(err)
 		}
 		defer unix.Close(f)
+		var st unix.Stat_t
+		if err := unix.Fstat(f, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fail(unix.EACCES) // only ever a regular file's descriptor, never a directory's
+		}
 		add := seccompNotifAddfd{ID: req.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, SrcFD: uint32(f)}
 		if flags&unix.O_CLOEXEC != 0 {
 			add.NewFDFlags = unix.O_CLOEXEC
 		}
 		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add))); errno != 0 {
-			return errno
+			return fail(errno) // answered, so the call does not hang
 		}
 		return nil
-	case "rename":
-		from, fromName, err := parent(a.Paths[0])
-		if err != nil {
-			return fail(err)
-		}
-		defer unix.Close(from)
-		to, toName, err := parent(a.Paths[1])
-		if err != nil {
-			return fail(err)
-		}
-		defer unix.Close(to)
-		var rflags uint
-		if req.Data.Nr == unix.SYS_RENAMEAT2 {
-			rflags = uint(req.Data.Args[4]) & (unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE)
-		}
-		if err := unix.Renameat2(from, fromName, to, toName, rflags); err != nil {
-			return fail(err)
-		}
-	case "unlink":
-		d, name, err := parent(a.Paths[0])
-		if err != nil {
-			return fail(err)
-		}
-		defer unix.Close(d)
-		uflags := 0
-		if req.Data.Nr == unix.SYS_UNLINKAT {
-			uflags = int(req.Data.Args[2]) & unix.AT_REMOVEDIR
-		} else if isRmdir(int(req.Data.Nr)) {
-			uflags = unix.AT_REMOVEDIR
-		}
-		if err := unix.Unlinkat(d, name, uflags); err != nil {
-			return fail(err)
-		}
 	case "mkdir":
 		d, name, err := parent(a.Paths[0])
 		if err != nil {

@@ -24,7 +24,8 @@ func TestOpenWrites(t *testing.T) {
 }
 
 // TestClassify: the supervisor refuses exactly what the walls refuse and
-// says why; only an exec-config file of the workspace is approvable.
+// says why; only opening or making an exec-config path of the workspace is
+// approvable (a rename or unlink would detach the walls' mounts).
 func TestClassify(t *testing.T) {
 	s := &Supervisor{Workspace: "/w", Walls: Walls{ReadOnly: []string{"/w/.git/config", "/w/.git/hooks", "/w/.vscode"}, Masked: []string{"/w/.env"}}}
 	for _, c := range []struct {
@@ -43,7 +44,8 @@ func TestClassify(t *testing.T) {
 		{"open", []string{"/w/.git/hooks/pre-commit"}, true, true, "exec-config"},
 		{"open", []string{"/w/.git/hooks"}, true, true, "exec-config"},
 		{"mkdir", []string{"/w/.vscode/x"}, true, true, "exec-config"},
-		{"rename", []string{"/w/.git/config.lock", "/w/.git/config"}, true, true, "exec-config"},
+		{"rename", []string{"/w/.git/config.lock", "/w/.git/config"}, true, false, "exec-config"},
+		{"unlink", []string{"/w/.git/hooks/pre-commit"}, true, false, "exec-config"},
 		{"symlink", []string{"/w/.git/hooks/post-checkout"}, true, false, "exec-config"},
 		{"open", []string{"/w/.env"}, true, false, "masked"},
 		{"open", []string{"/w"}, true, false, "outside"},

@@ -9,5 +9,3 @@ const nativeArch = 0
 const x32Bit = 0
 
 var legacyCalls = map[int]call{}
-
-func isRmdir(int) bool { return false }

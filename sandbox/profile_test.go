@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -66,5 +67,46 @@ func TestCreatedAndQuarantine(t *testing.T) {
 	}
 	if !exists(filepath.Join(ws, ".git/config")) || !exists(filepath.Join(ws, "main.go")) {
 		t.Error("files that existed or are not exec-config were moved")
+	}
+}
+
+// TestSecretsMaskedInsideReadOnly: a secret-shaped file is masked inside a
+// directory that is read only as a whole (.github/workflows, .vscode), and a
+// file that is both exec-config and secret-shaped is masked, not shown
+// read only; the read-only directory is listed once, not its contents.
+func TestSecretsMaskedInsideReadOnly(t *testing.T) {
+	ws := t.TempDir()
+	for _, rel := range []string{".github/workflows/deploy.pem", ".github/workflows/ci.yml", ".vscode/.env",
+		".vscode/settings.json", ".git/hooks/pre-commit", ".git/config", "main.go"} {
+		p := filepath.Join(ws, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	w, err := FindWalls(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{".github/workflows/deploy.pem", ".vscode/.env"} {
+		if !slices.Contains(w.Masked, filepath.Join(ws, rel)) {
+			t.Errorf("%s is not masked: %+v", rel, w)
+		}
+	}
+	ro := []string{".git/config", ".git/hooks", ".github/workflows", ".vscode"}
+	for _, rel := range ro {
+		if !slices.Contains(w.ReadOnly, filepath.Join(ws, rel)) {
+			t.Errorf("%s is not read only: %+v", rel, w)
+		}
+	}
+	if len(w.ReadOnly) != len(ro) {
+		t.Errorf("read only: %v, want %v alone (not what they hold)", w.ReadOnly, ro)
+	}
+	npmrc := filepath.Join(ws, "pkg", ".npmrc")
+	os.MkdirAll(filepath.Dir(npmrc), 0o755)
+	os.WriteFile(npmrc, []byte("//registry.npmjs.org/:_authToken=x"), 0o644)
+	if Masked(".npmrc") {
+		w, _ = FindWalls(ws)
+		if !slices.Contains(w.Masked, npmrc) || slices.Contains(w.ReadOnly, npmrc) {
+			t.Errorf("pkg/.npmrc (exec-config and secret-shaped) is not masked: %+v", w)
+		}
 	}
 }

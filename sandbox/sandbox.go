@@ -134,12 +134,15 @@ func FindWalls(workspace string) (Walls, error) {
 		if rel == "." {
 			return nil
 		}
-		if ExecConfig(rel) {
-			w.ReadOnly = append(w.ReadOnly, p)
-			if d.IsDir() {
-				return fs.SkipDir // read only as a whole
-			}
+		// A secret is masked wherever it lies, inside a read-only directory
+		// too, and even when it also arms later execution (a .npmrc with a
+		// token): hiding it wins over showing it read only.
+		if !d.IsDir() && Masked(d.Name()) && (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) {
+			w.Masked = append(w.Masked, p)
 			return nil
+		}
+		if ExecConfig(rel) && !underAny(p, w.ReadOnly) {
+			w.ReadOnly = append(w.ReadOnly, p) // a directory: read only as a whole
 		}
 		if d.IsDir() {
 			switch d.Name() {
@@ -148,10 +151,6 @@ func FindWalls(workspace string) (Walls, error) {
 					return fs.SkipDir
 				}
 			}
-			return nil
-		}
-		if Masked(d.Name()) && (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) {
-			w.Masked = append(w.Masked, p)
 		}
 		return nil
 	})
