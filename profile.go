@@ -21,6 +21,38 @@ type Profile struct {
 	// Env are the variables kept from the caller's environment, besides
 	// PATH, TERM, LANG and LC_* (never one shaped like a secret).
 	Env []string `json:"env"`
+	// Limits bound the resources of the contained processes (nil: none
+	// beyond the machine's).
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Limits are resource limits of a contained run, applied to its command
+// and everything it starts (setrlimit before the command runs; each is
+// the soft and hard limit, never above what rein run itself may use). 0
+// leaves one as it is.
+type Limits struct {
+	// Processes the run's user may have at once (RLIMIT_NPROC, counted in
+	// the sandbox's own user namespace, threads included).
+	Processes int64 `json:"processes,omitempty"`
+	// OpenFiles per process (RLIMIT_NOFILE).
+	OpenFiles int64 `json:"open_files,omitempty"`
+	// MemoryMB is each process's address space in MiB (RLIMIT_AS).
+	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// CPUSeconds of processor time per process (RLIMIT_CPU).
+	CPUSeconds int64 `json:"cpu_seconds,omitempty"`
+	// FileSizeMB is the largest file a process may write, in MiB (RLIMIT_FSIZE).
+	FileSizeMB int64 `json:"file_size_mb,omitempty"`
+}
+
+// LimitBounds are the least and the most each limit may be set to, by
+// its name in a policy's profiles section: less than the least would stop
+// any toolchain from starting.
+var LimitBounds = map[string][2]int64{
+	"processes":    {16, 1 << 20},
+	"open_files":   {64, 1 << 20},
+	"memory_mb":    {256, 1 << 24},
+	"cpu_seconds":  {10, 1 << 31},
+	"file_size_mb": {1, 1 << 24},
 }
 
 // CodingProfile is the profile for building, testing and searching code:
@@ -39,6 +71,12 @@ var CodingProfile = Profile{
 		"/usr/local/go",
 	},
 	Env: []string{"GOFLAGS", "GOPROXY", "GONOSUMDB", "GOPRIVATE", "GOTOOLCHAIN", "NODE_OPTIONS", "CI", "COLORTERM", "TZ", "EDITOR"},
+	// Room for a parallel build and an agent CLI, none for a fork bomb or
+	// a process that eats the machine's memory: 2,048 processes and
+	// threads, 32 GiB of address space each (V8 and Java reserve much
+	// more than they use), four hours of processor time each, files of at
+	// most 16 GiB.
+	Limits: &Limits{Processes: 2048, OpenFiles: 65536, MemoryMB: 32768, CPUSeconds: 14400, FileSizeMB: 16384},
 }
 
 // unreadable are the system paths no profile may make readable, each with

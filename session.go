@@ -37,6 +37,7 @@ type Sandbox struct {
 	// PolicyVersion defines it: what rein run applies (containment.md).
 	Read          []string `json:"read,omitempty"`
 	Env           []string `json:"env,omitempty"`
+	Limits        *Limits  `json:"limits,omitempty"`
 	PolicyVersion string   `json:"policy_version,omitempty"`
 
 	FS  string `json:"fs"`  // "workspace": files of the workspace only; "host" when unconfined

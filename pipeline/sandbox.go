@@ -46,10 +46,13 @@ func (p *Pipeline) StartSandbox(ctx context.Context, key *rein.Key, id string, s
 		version = set.Version
 	}
 	now := p.now()
-	sb := &rein.Sandbox{Profile: prof.Name, Read: prof.Read, Env: prof.Env, PolicyVersion: version, FS: "workspace", Net: "proxied",
+	sb := &rein.Sandbox{Profile: prof.Name, Read: prof.Read, Env: prof.Env, Limits: prof.Limits, PolicyVersion: version, FS: "workspace", Net: "proxied",
 		Workspace: st.Workspace, Command: st.Command, Features: st.Features, KeyID: key.ID, Runner: st.Runner, StartedAt: now}
 	data := map[string]any{"session": id, "profile": prof.Name, "policy_version": version, "read": prof.Read, "env": prof.Env,
 		"workspace": st.Workspace, "command": st.Command, "features": st.Features, "fs": sb.FS, "net": sb.Net, "runner": st.Runner}
+	if prof.Limits != nil {
+		data["limits"] = prof.Limits
+	}
 	if st.Resolver != "" {
 		data["resolver"] = st.Resolver
 	}

@@ -225,7 +225,7 @@ type modifyYAML struct {
 // knownFields names each schema type's fields for "unknown field" messages.
 var knownFields = map[string][2]string{
 	"policy.fileYAML":     {"the policy", "version, default, approval, tools, workspace, rules, reviews, profiles"},
-	"policy.profileYAML":  {"a profile", "description, read, env"},
+	"policy.profileYAML":  {"a profile", "description, read, env, limits"},
 	"policy.approvalYAML": {"approval", "approvers, quorum, reject_quorum, ttl, grant_ttl, grants, escalate"},
 	"policy.toolYAML":     {"a tools entry", "shell, url, path, sql, taints_session, resolve"},
 	"policy.ruleYAML":     {"a rule", "id, description, when, decision, reason, reason_expr, mode, approval, limit, modify, review"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -14,9 +15,10 @@ import (
 // contained run (rein run --profile NAME) may read and which variables
 // pass into it (containment.md).
 type profileYAML struct {
-	Description string   `yaml:"description"`
-	Read        []string `yaml:"read"`
-	Env         []string `yaml:"env"`
+	Description string           `yaml:"description"`
+	Read        []string         `yaml:"read"`
+	Env         []string         `yaml:"env"`
+	Limits      map[string]int64 `yaml:"limits"`
 }
 
 // compileProfiles validates the profiles section: closed world, so a path
@@ -45,6 +47,22 @@ func compileProfiles(src []byte, in map[string]profileYAML) (map[string]rein.Pro
 			bad(0, "names no system path to read, so no program could start; list what toolchains need, e.g. read: [/usr, /lib, /bin, /etc/ssl]")
 		}
 		p := rein.Profile{Name: name, Read: slices.Clone(y.Read), Env: slices.Clone(y.Env)}
+		if y.Limits != nil {
+			p.Limits = &rein.Limits{}
+			for _, k := range sortedKeys(y.Limits) {
+				v, b := y.Limits[k], rein.LimitBounds[k]
+				switch {
+				case b == [2]int64{}:
+					bad(l.limits, "limits: %q is not a limit; the limits are %s", k, strings.Join(sortedKeys(rein.LimitBounds), ", "))
+					continue
+				case v < b[0] || v > b[1]:
+					bad(l.limits, "limits: %s must be from %d to %d, not %d", k, b[0], b[1], v)
+					continue
+				}
+				*map[string]*int64{"processes": &p.Limits.Processes, "open_files": &p.Limits.OpenFiles, "memory_mb": &p.Limits.MemoryMB,
+					"cpu_seconds": &p.Limits.CPUSeconds, "file_size_mb": &p.Limits.FileSizeMB}[k] = v
+			}
+		}
 		for i, r := range y.Read {
 			if err := rein.CheckProfileRead(r); err != nil {
 				bad(at(l.read, i), "read %v", err)
@@ -74,6 +92,7 @@ func at(lines []int, i int) int {
 type profileLine struct {
 	line      int
 	read, env []int
+	limits    int
 }
 
 // profileLines finds the line of each profile of the top-level profiles
@@ -103,6 +122,8 @@ func profileLines(src []byte) map[string]profileLine {
 						pl.read = lines
 					case "env":
 						pl.env = lines
+					case "limits":
+						pl.limits = body.Content[k].Line
 					}
 				}
 			}

@@ -61,7 +61,11 @@ func TestProfileProblems(t *testing.T) {
 		{"version: 1\nprofiles:\n  p: {read: [/usr], env: [\"A B\"]}\n", "not a variable name"},
 		{"version: 1\nprofiles:\n  p: {env: [CI]}\n", "line 3: profile p: names no system path to read"},
 		{"version: 1\nprofiles:\n  Big Profile: {read: [/usr]}\n", "profile Big Profile: use lower-case letters"},
-		{"version: 1\nprofiles:\n  p: {read: [/usr], write: [/srv]}\n", `unknown field "write" in a profile; known fields: description, read, env`},
+		{"version: 1\nprofiles:\n  p: {read: [/usr], write: [/srv]}\n", `unknown field "write" in a profile; known fields: description, read, env, limits`},
+		{"version: 1\nprofiles:\n  p:\n    read: [/usr]\n    limits: {processes: 8}\n", "line 5: profile p: limits: processes must be from 16 to 1048576, not 8"},
+		{"version: 1\nprofiles:\n  p:\n    read: [/usr]\n    limits: {memory: 512}\n", `limits: "memory" is not a limit; the limits are cpu_seconds, file_size_mb, memory_mb, open_files, processes`},
+		{"version: 1\nprofiles:\n  p: {read: [/usr], limits: {memory_mb: 0}}\n", "memory_mb must be from 256"},
+		{"version: 1\nprofiles:\n  p: {read: [/usr], limits: {cpu_seconds: x}}\n", "cannot unmarshal"},
 		{"version: 1\nprofiles:\n  p: {read: [/usr, /usr]}\n", `read "/usr" is listed twice`},
 	} {
 		if _, err := Compile([]byte(c.src)); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -129,7 +133,7 @@ func TestSampleCodingIsTheBuiltIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, ok := NewSet(p, nil).Profile("coding")
-	if !ok || !sameSet(got.Read, rein.CodingProfile.Read) || !sameSet(got.Env, rein.CodingProfile.Env) {
+	if !ok || !sameSet(got.Read, rein.CodingProfile.Read) || !sameSet(got.Env, rein.CodingProfile.Env) || got.Limits == nil || *got.Limits != *rein.CodingProfile.Limits {
 		t.Fatalf("the sample's coding profile differs from the built-in:\n%+v\n%+v", got, rein.CodingProfile)
 	}
 }

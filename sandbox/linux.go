@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
 )
 
 // Detect reads what the kernel and the system offer.
@@ -60,6 +62,9 @@ type inner struct {
 	// Notify is the socket of the supervisor outside that receives the
 	// notification descriptor of the filter on writing calls.
 	Notify string `json:"notify"`
+	// Limits are applied to the command (and so to all it starts) by a
+	// rein process of its own that then becomes the command.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Command builds the contained run: bubblewrap builds a new root from
@@ -134,7 +139,7 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 	}
 	args = append(args, "--chdir", dir)
 	in := inner{Socket: filepath.Join(insideRun, filepath.Base(s.ProxySocket)), Port: s.ProxyPort, Forward: forward, Read: read,
-		Write: []string{s.Workspace, "/tmp", insideHome}, Command: s.Command, Workspace: s.Workspace}
+		Write: []string{s.Workspace, "/tmp", insideHome}, Command: s.Command, Workspace: s.Workspace, Limits: s.Profile.Limits}
 	if s.NotifySocket != "" {
 		if filepath.Dir(s.NotifySocket) != filepath.Dir(s.ProxySocket) {
 			return nil, fmt.Errorf("the socket %s is not in the run's directory %s", s.NotifySocket, filepath.Dir(s.ProxySocket))
@@ -293,6 +298,12 @@ func Init(spec string) int {
 	}
 
 	cmd := exec.Command(in.Command[0], in.Command[1:]...)
+	if in.Limits != nil && *in.Limits != (Limits{}) {
+		// Not this process's own limits: its threads count towards the
+		// processes of the run, and it must stay able to make them.
+		l, _ := json.Marshal(in.Limits)
+		cmd = exec.Command(insideSelf, append([]string{LimitsCommand, string(l), "--"}, in.Command...)...)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
@@ -341,4 +352,69 @@ func forward(l net.Listener, socket string) {
 			<-done
 		}()
 	}
+}
+
+// LimitsCommand is the hidden command that applies a run's limits to
+// itself and then becomes the contained command.
+const LimitsCommand = "sandbox-limits"
+
+// ExecLimited is LimitsCommand: args are the limits (JSON), "--" and the
+// command. Each limit is set as the soft and the hard limit, never above
+// the hard limit in force (an unprivileged process cannot raise it).
+func ExecLimited(args []string) int {
+	var l Limits
+	if len(args) < 3 || args[1] != "--" || json.Unmarshal([]byte(args[0]), &l) != nil {
+		fmt.Fprintln(os.Stderr, "rein "+LimitsCommand+" is started by rein run, not by hand")
+		return 2
+	}
+	path, err := exec.LookPath(args[2])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
+		return 127
+	}
+	// Everything execve needs is made before the limits: a smaller
+	// address space or file size must not meet this process's own
+	// allocations (the collector is off from here on).
+	argv0, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return 127
+	}
+	argv, err := syscall.SlicePtrFromStrings(args[2:])
+	if err != nil {
+		return 127
+	}
+	envv, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return 127
+	}
+	const mib = 1 << 20
+	limits := []struct {
+		res  int
+		name string
+		v    int64
+	}{
+		{unix.RLIMIT_NPROC, "processes", l.Processes}, {unix.RLIMIT_NOFILE, "open_files", l.OpenFiles},
+		{unix.RLIMIT_CPU, "cpu_seconds", l.CPUSeconds}, {unix.RLIMIT_FSIZE, "file_size_mb", l.FileSizeMB * mib},
+		{unix.RLIMIT_AS, "memory_mb", l.MemoryMB * mib},
+	}
+	debug.SetGCPercent(-1)
+	for _, r := range limits {
+		if r.v <= 0 {
+			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(r.res, &cur); err != nil {
+			fmt.Fprintf(os.Stderr, "rein run: limit %s: %v\n", r.name, err)
+			return 2
+		}
+		v := min(uint64(r.v), cur.Max)
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			fmt.Fprintf(os.Stderr, "rein run: the profile's limit %s could not be applied, so nothing runs: %v\n", r.name, err)
+			return 2
+		}
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+	err = errno
+	fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
+	return 126
 }

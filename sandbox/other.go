@@ -31,3 +31,12 @@ func ReceiveNotify(*net.UnixListener) (int, error) { return -1, errNotLinux }
 
 // Serve is never called outside Linux.
 func (s *Supervisor) Serve(context.Context, int) {}
+
+// LimitsCommand is the hidden command of a contained run's limits.
+const LimitsCommand = "sandbox-limits"
+
+// ExecLimited is never run outside Linux.
+func ExecLimited([]string) int {
+	fmt.Fprintln(os.Stderr, errNotLinux)
+	return 2
+}

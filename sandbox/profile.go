@@ -13,6 +13,9 @@ import (
 // machine it runs on.
 type Profile = rein.Profile
 
+// Limits are a profile's resource limits (rein.Limits).
+type Limits = rein.Limits
+
 // Coding is the profile rein applies as "coding" when the policy in force
 // names no profiles (docs/containment.md).
 var Coding = rein.CodingProfile

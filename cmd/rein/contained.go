@@ -188,6 +188,9 @@ func (r *containment) run(ctx context.Context, command []string, stdin io.Reader
 	spec := sandbox.Spec{Profile: r.prof, Workspace: r.ws, Dir: r.cwd, Command: command, Environ: os.Environ(), Private: r.private,
 		ProxySocket: r.sock, ProxyPort: 3128, Self: r.self, Forward: r.forward, Files: r.files, Pass: r.pass,
 		NotifySocket: r.notify.Addr().String()}
+	if l := r.prof.Limits; l != nil && l.Processes > 0 && os.Getuid() == 0 {
+		fmt.Fprintf(r.e.stderr, "%s: the profile's limit of %d processes does not hold for a run started as root (the kernel exempts root's processes from RLIMIT_NPROC); start rein run as an ordinary user\n", r.what, l.Processes)
+	}
 	cmd, err := sandbox.Command(spec, r.features, r.walls)
 	if err != nil {
 		fmt.Fprintf(r.e.stderr, "%s: %v\n", r.what, err)

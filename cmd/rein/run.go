@@ -59,6 +59,9 @@ See docs/containment.md.`,
 		}
 		return sandbox.Init(args[0])
 	}})
+	register(&command{name: sandbox.LimitsCommand, summary: "(internal) applies a contained run's resource limits, then runs its command", run: func(_ context.Context, e *env, args []string) int {
+		return sandbox.ExecLimited(args)
+	}})
 }
 
 const sandboxInit = "sandbox-init"
@@ -173,7 +176,7 @@ func startContained(ctx context.Context, c *client.Client, session string, st cl
 	if sb := s.Sandbox; sb == nil || sb.Profile != st.Profile || len(sb.Read) == 0 {
 		err = fmt.Errorf("rein answered without the profile %s in force (a server older than this rein run?); upgrade the server", st.Profile)
 	} else {
-		p = sandbox.Profile{Name: sb.Profile, Read: sb.Read, Env: sb.Env}
+		p = sandbox.Profile{Name: sb.Profile, Read: sb.Read, Env: sb.Env, Limits: sb.Limits}
 		err = checkHere(p)
 	}
 	if err != nil { // nothing runs: the session's record says so
