@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 // Group commit for the common check. Most checks change nothing but their
@@ -77,7 +78,7 @@ func batchable(rec *rein.CheckRecord, use *rein.ApprovalUse) bool {
 func (db *DB) recordBatched(ctx context.Context, rec *rein.CheckRecord, body string, encs []*rein.EntryEncoding, created *rein.Approval) (int64, error) {
 	j := &batchJob{ctx: ctx, rec: rec, body: body, encs: encs, created: created, done: make(chan batchDone, 1)}
 	if created != nil {
-		b, err := json.Marshal(approvalRow{created, int64(created.GrantTTL)})
+		b, err := storesql.StoredApproval(created)
 		if err != nil {
 			return -1, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 // Keys.
@@ -236,7 +237,7 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 }
 
 func insertApproval(ctx context.Context, tx *wtx, a *rein.Approval) error {
-	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
+	body, err := storesql.StoredApproval(a)
 	if err != nil {
 		return err
 	}
@@ -280,12 +281,6 @@ func expireStale(ctx context.Context, tx *wtx, a *rein.Approval) error {
 		}
 	}
 	return nil
-}
-
-// approvalRow is the stored form of an approval: its JSON plus what the API hides.
-type approvalRow struct {
-	*rein.Approval
-	GrantTTLNS int64 `json:"grant_ttl_ns"`
 }
 
 // checkSelect reads a check with its audit index: the index of the entry
@@ -354,21 +349,7 @@ func (db *DB) CheckByRequestID(ctx context.Context, keyID, requestID string) (*r
 
 // Approvals.
 
-func scanApproval(row pgx.Row) (*rein.Approval, error) {
-	r, err := scanRecord[approvalRow](row, "approval")
-	if err != nil {
-		return nil, err
-	}
-	if r.Approval == nil { // a record with none of an approval's fields
-		r.Approval = &rein.Approval{}
-	}
-	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
-	if string(r.Approval.ApprovedArgs) == "null" {
-		r.Approval.ApprovedArgs = nil
-	}
-	r.Approval.Upgrade()
-	return r.Approval, nil
-}
+func scanApproval(row pgx.Row) (*rein.Approval, error) { return storesql.ScanApproval(row) }
 
 // LatestApproval returns the newest approval bound to an action hash.
 func (db *DB) LatestApproval(ctx context.Context, tenant, actionHash string) (*rein.Approval, error) {
@@ -439,55 +420,16 @@ func (db *DB) ChangeApproval(ctx context.Context, id string, change rein.Approva
 }
 
 func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
-	var escalate *string
-	a, err := scanApproval(withColumns{tx.QueryRow(ctx, "SELECT record, escalate_at FROM approvals WHERE id = $1 FOR UPDATE", id), []any{&escalate}})
-	if err != nil {
-		return nil, nil, err
-	}
-	entries, err := change(a)
-	if err != nil {
-		return a, nil, err
-	}
-	if len(entries) == 0 {
-		// Unchanged; an escalation time stored before the column was
-		// kept (or otherwise off) is set right, so the sweep does not
-		// read the approval again before it is due.
-		if want := tsPtr(a.EscalateAt()); want != nullable(escalate) {
-			if _, err := tx.Exec(ctx, "UPDATE approvals SET escalate_at = $1 WHERE id = $2", want, id); err != nil {
-				return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
-			}
-		}
-		return a, nil, nil
-	}
-	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := tx.Exec(ctx, "UPDATE approvals SET status = $1, grant_expires_at = $2, escalate_at = $3, record = $4 WHERE id = $5",
-		a.Status, tsPtr(a.GrantExpiresAt), tsPtr(a.EscalateAt()), string(body), id); err != nil {
-		if violates(err, "approvals_one_pending") {
-			return nil, nil, rein.ErrApprovalPending
-		}
-		return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
-	}
-	return a, entries, nil
+	return storesql.ChangeApproval(ctx, storeTx{tx}, approvalSQL, id, change)
 }
 
-// withColumns is a row whose columns after those its reader scans are read
-// into extra.
-type withColumns struct {
-	row   pgx.Row
-	extra []any
-}
-
-func (w withColumns) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }
-
-// nullable is a read column as tsPtr gives it.
-func nullable(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
+// approvalSQL is how storesql.ChangeApproval reads and writes an approval
+// here, its row locked.
+var approvalSQL = storesql.ApprovalSQL{
+	Select:      "SELECT record, escalate_at FROM approvals WHERE id = $1 FOR UPDATE",
+	SetEscalate: "UPDATE approvals SET escalate_at = $1 WHERE id = $2",
+	Update:      "UPDATE approvals SET status = $1, grant_expires_at = $2, escalate_at = $3, record = $4 WHERE id = $5",
+	Pending:     func(err error) bool { return violates(err, "approvals_one_pending") },
 }
 
 // DueEscalations returns pending approvals whose next escalation is due,

@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 //go:embed migrations/*.sql
@@ -707,15 +708,6 @@ func (db *DB) syncer() {
 // scanner is a row or rows being read.
 type scanner interface{ Scan(...any) error }
 
-// withColumns is a row whose columns after those its reader scans are read
-// into extra.
-type withColumns struct {
-	row   scanner
-	extra []any
-}
-
-func (w withColumns) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }
-
 // collect reads every row of a query with scan.
 func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
 	if err != nil {
@@ -1042,7 +1034,7 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 }
 
 func insertApproval(ctx context.Context, tx *wtx, a *rein.Approval) error {
-	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
+	body, err := storesql.StoredApproval(a)
 	if err != nil {
 		return err
 	}
@@ -1087,12 +1079,6 @@ func expireStale(ctx context.Context, tx *wtx, a *rein.Approval) error {
 	return nil
 }
 
-// approvalRow is the stored form of an approval: its JSON plus what the API hides.
-type approvalRow struct {
-	*rein.Approval
-	GrantTTLNS int64 `json:"grant_ttl_ns"`
-}
-
 func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
 	return scanCheck(db.read.QueryRowContext(ctx, "SELECT record, key_id, result, audit_index FROM checks WHERE "+where, args...))
 }
@@ -1118,21 +1104,7 @@ func (db *DB) Approval(ctx context.Context, id string) (*rein.Approval, error) {
 	return scanApproval(db.read.QueryRowContext(ctx, "SELECT record FROM approvals WHERE id = ?", id))
 }
 
-func scanApproval(row scanner) (*rein.Approval, error) {
-	r, err := scanRecord[approvalRow](row, "approval")
-	if err != nil {
-		return nil, err
-	}
-	if r.Approval == nil { // a record with none of an approval's fields
-		r.Approval = &rein.Approval{}
-	}
-	r.Approval.GrantTTL = time.Duration(r.GrantTTLNS)
-	if string(r.Approval.ApprovedArgs) == "null" {
-		r.Approval.ApprovedArgs = nil
-	}
-	r.Approval.Upgrade()
-	return r.Approval, nil
-}
+func scanApproval(row scanner) (*rein.Approval, error) { return storesql.ScanApproval(row) }
 
 // Approvals lists approvals, newest first.
 func (db *DB) Approvals(ctx context.Context, tenant string, f rein.ApprovalFilter) ([]*rein.Approval, error) {
@@ -1193,35 +1165,15 @@ func changeApproval(ctx context.Context, tx *wtx, id string, change rein.Approva
 }
 
 func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
-	var escalate sql.NullString
-	a, err := scanApproval(withColumns{tx.QueryRowContext(ctx, "SELECT record, escalate_at FROM approvals WHERE id = ?", id), []any{&escalate}})
-	if err != nil {
-		return nil, nil, err
-	}
-	entries, err := change(a)
-	if err != nil {
-		return a, nil, err
-	}
-	if len(entries) == 0 {
-		// Unchanged; an escalation time stored before the column was
-		// kept (or otherwise off) is set right, so the sweep does not
-		// read the approval again before it is due.
-		if want := tsPtr(a.EscalateAt()); want != nullable(escalate) {
-			if _, err := tx.ExecContext(ctx, "UPDATE approvals SET escalate_at = ? WHERE id = ?", want, id); err != nil {
-				return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
-			}
-		}
-		return a, nil, nil
-	}
-	body, err := json.Marshal(approvalRow{a, int64(a.GrantTTL)})
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE approvals SET status = ?, grant_expires_at = ?, escalate_at = ?, record = ? WHERE id = ?",
-		a.Status, tsPtr(a.GrantExpiresAt), tsPtr(a.EscalateAt()), string(body), id); err != nil {
-		return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
-	}
-	return a, entries, nil
+	return storesql.ChangeApproval(ctx, storeTx{tx}, approvalSQL, id, change)
+}
+
+// approvalSQL is how storesql.ChangeApproval reads and writes an approval
+// here.
+var approvalSQL = storesql.ApprovalSQL{
+	Select:      "SELECT record, escalate_at FROM approvals WHERE id = ?",
+	SetEscalate: "UPDATE approvals SET escalate_at = ? WHERE id = ?",
+	Update:      "UPDATE approvals SET status = ?, grant_expires_at = ?, escalate_at = ?, record = ? WHERE id = ?",
 }
 
 // tsPtr is ts of a time that may be absent (NULL).
@@ -1230,14 +1182,6 @@ func tsPtr(t *time.Time) any {
 		return nil
 	}
 	return ts(*t)
-}
-
-// nullable is a read column as tsPtr gives it.
-func nullable(s sql.NullString) any {
-	if !s.Valid {
-		return nil
-	}
-	return s.String
 }
 
 // DueEscalations returns pending approvals whose next escalation is due,
