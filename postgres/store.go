@@ -522,17 +522,7 @@ func (db *DB) CreateLock(ctx context.Context, l *rein.Lock, entries []*rein.Entr
 	return err
 }
 
-func scanLock(r pgx.Row) (*rein.Lock, error) {
-	var body string
-	if err := r.Scan(&body); err != nil {
-		return nil, notFound(err)
-	}
-	l := &rein.Lock{}
-	if err := json.Unmarshal([]byte(body), l); err != nil {
-		return nil, fmt.Errorf("decode lock: %w", err)
-	}
-	return l, nil
-}
+func scanLock(r pgx.Row) (*rein.Lock, error) { return storesql.ScanRecord[rein.Lock](r, "lock") }
 
 // Lock returns one lock.
 func (db *DB) Lock(ctx context.Context, id string) (*rein.Lock, error) {
@@ -553,22 +543,18 @@ func (db *DB) Locks(ctx context.Context) ([]*rein.Lock, error) {
 func (db *DB) RemoveLock(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Lock, error) {
 	var out *rein.Lock
 	_, err := db.write(ctx, func(tx *wtx) error {
-		l, err := scanLock(tx.QueryRow(ctx, "SELECT record FROM locks WHERE id = $1 AND removed_at IS NULL FOR UPDATE", id))
-		if err != nil {
-			return err
-		}
-		l.RemovedAt, l.RemovedBy = &at, by
-		body, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "UPDATE locks SET removed_at = $1, record = $2 WHERE id = $3", ts(at), string(body), id); err != nil {
-			return fmt.Errorf("remove lock: %w", err)
-		}
-		out = l
-		return tx.appendEntries(ctx, e)
+		var err error
+		out, err = storesql.RemoveLock(ctx, storeTx{tx}, lockSQL, id, by, at, e)
+		return err
 	})
 	return out, err
+}
+
+// lockSQL is how storesql.RemoveLock reads and writes a lock here, its row
+// locked.
+var lockSQL = storesql.LockSQL{
+	Select: "SELECT record FROM locks WHERE id = $1 AND removed_at IS NULL FOR UPDATE",
+	Update: "UPDATE locks SET removed_at = $1, record = $2 WHERE id = $3",
 }
 
 // Sessions.

@@ -2,13 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 // CreateLock stores a new lock with its audit entries.
@@ -31,20 +30,7 @@ func (db *DB) CreateLock(ctx context.Context, l *rein.Lock, entries []*rein.Entr
 	})
 }
 
-func scanLock(r scanner) (*rein.Lock, error) {
-	var body string
-	if err := r.Scan(&body); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, rein.ErrNotFound
-		}
-		return nil, err
-	}
-	l := &rein.Lock{}
-	if err := json.Unmarshal([]byte(body), l); err != nil {
-		return nil, fmt.Errorf("decode lock: %w", err)
-	}
-	return l, nil
-}
+func scanLock(r scanner) (*rein.Lock, error) { return storesql.ScanRecord[rein.Lock](r, "lock") }
 
 // Lock returns one lock.
 func (db *DB) Lock(ctx context.Context, id string) (*rein.Lock, error) {
@@ -62,23 +48,18 @@ func (db *DB) Locks(ctx context.Context) ([]*rein.Lock, error) {
 func (db *DB) RemoveLock(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Lock, error) {
 	var out *rein.Lock
 	err := db.tx(ctx, func(tx *wtx) error {
-		l, err := scanLock(tx.QueryRowContext(ctx, "SELECT record FROM locks WHERE id = ? AND removed_at IS NULL", id))
+		l, err := storesql.RemoveLock(ctx, storeTx{tx}, lockSQL, id, by, at, e)
 		if err != nil {
-			return err
-		}
-		l.RemovedAt, l.RemovedBy = &at, by
-		body, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE locks SET removed_at = ?, record = ? WHERE id = ?", ts(at), string(body), id); err != nil {
-			return fmt.Errorf("remove lock: %w", err)
-		}
-		if _, err := appendEntries(ctx, tx, []*rein.Entry{e}); err != nil {
 			return err
 		}
 		out = l
 		return nil
 	})
 	return out, err
+}
+
+// lockSQL is how storesql.RemoveLock reads and writes a lock here.
+var lockSQL = storesql.LockSQL{
+	Select: "SELECT record FROM locks WHERE id = ? AND removed_at IS NULL",
+	Update: "UPDATE locks SET removed_at = ?, record = ? WHERE id = ?",
 }

@@ -199,3 +199,32 @@ type withColumns struct {
 }
 
 func (w withColumns) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }
+
+// LockSQL is a dialect's statements for RemoveLock.
+type LockSQL struct {
+	// Select reads the record of the lock not removed whose id is its one
+	// argument, locking the row where the engine locks rows.
+	Select string
+	// Update sets removed_at and record (in that order) of the lock whose
+	// id is its third argument.
+	Update string
+}
+
+// RemoveLock marks the lock id removed by by at at inside tx, with its
+// audit entry e; a lock already removed is rein.ErrNotFound. The lock is
+// returned once it is written, even when appending e then fails.
+func RemoveLock(ctx context.Context, tx Tx, q LockSQL, id, by string, at time.Time, e *rein.Entry) (*rein.Lock, error) {
+	l, err := ScanRecord[rein.Lock](tx.QueryRow(ctx, q.Select, id), "lock")
+	if err != nil {
+		return nil, err
+	}
+	l.RemovedAt, l.RemovedBy = &at, by
+	body, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Exec(ctx, q.Update, Time(at), string(body), id); err != nil {
+		return nil, fmt.Errorf("remove lock: %w", err)
+	}
+	return l, tx.Append(ctx, []*rein.Entry{e})
+}

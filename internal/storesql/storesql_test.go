@@ -7,6 +7,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -164,5 +165,30 @@ func TestChangeApprovalPending(t *testing.T) {
 	tx = &fakeTx{cols: approvalCols(t, &rein.Approval{ID: "a1", Status: rein.StatusExpired}, nil), execErr: conflict}
 	if _, _, err := ChangeApproval(ctx, tx, approvalSQLs, "a1", change); errors.Is(err, rein.ErrApprovalPending) || !errors.Is(err, conflict) {
 		t.Fatalf("without Pending: %v, want the update's error", err)
+	}
+}
+
+func TestRemoveLock(t *testing.T) {
+	ctx := context.Background()
+	q := LockSQL{Select: "select", Update: "update"}
+	e := &rein.Entry{Kind: "k"}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	if _, err := RemoveLock(ctx, &fakeTx{}, q, "l1", "ann", at, e); !errors.Is(err, rein.ErrNotFound) {
+		t.Fatalf("no lock not removed: %v, want ErrNotFound", err)
+	}
+	tx := &fakeTx{cols: []any{`{"id":"l1"}`}}
+	l, err := RemoveLock(ctx, tx, q, "l1", "ann", at, e)
+	if err != nil || l.RemovedBy != "ann" || l.RemovedAt == nil || !l.RemovedAt.Equal(at) {
+		t.Fatalf("removed: %+v, %v", l, err)
+	}
+	if len(tx.execs) != 1 || tx.execs[0][0] != "update" || tx.execs[0][1] != "2026-01-02T03:04:05.000000006Z" || tx.execs[0][3] != "l1" {
+		t.Fatalf("update = %v", tx.execs)
+	}
+	var stored rein.Lock
+	if err := json.Unmarshal([]byte(tx.execs[0][2].(string)), &stored); err != nil || stored.RemovedBy != "ann" {
+		t.Fatalf("stored record %v: %+v, %v", tx.execs[0][2], stored, err)
+	}
+	if len(tx.appends) != 1 || len(tx.appends[0]) != 1 || tx.appends[0][0] != e {
+		t.Fatalf("entry not appended: %v", tx.appends)
 	}
 }
