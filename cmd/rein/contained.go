@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,6 +38,9 @@ const (
 // the run's checks belong to, and the private directory that holds the
 // sandbox's home.
 type containment struct {
+	// holding is held while a refused write waits for people: one at a
+	// time, so that a loop of writes cannot fill approvers' inboxes.
+	holding  sync.Mutex
 	e        *env
 	what     string // "rein run", "rein exec": the prefix of messages
 	c        *client.Client
@@ -253,13 +257,23 @@ func (r *containment) decideWrite(ctx context.Context, a sandbox.Attempt) sandbo
 	}
 	raw, _ := json.Marshal(args)
 	wait := int64(0)
-	if a.Approvable {
+	hold := a.Approvable && r.holding.TryLock()
+	if hold {
+		defer r.holding.Unlock()
 		wait = rein.MaxWaitMS
 	}
 	res, err := r.c.Check(ctx, rein.CheckRequest{Tool: "fs.write", Args: raw, Session: r.session, WaitMS: wait})
 	if err != nil {
 		fmt.Fprintf(r.e.stderr, "%s: %s of %s refused (%s); rein could not be asked: %v\n", r.what, a.Op, a.Refused, a.Walls, err)
 		return sandbox.Verdict{}
+	}
+	if res.Decision == rein.Ask && res.Approval != nil && (!hold || ctx.Err() != nil) {
+		// Nobody waits for it (another write is already waiting for
+		// people, the write cannot be carried out, or the run ended): it
+		// is withdrawn, so that approvers are not asked in vain.
+		if _, err := r.c.Cancel(context.WithoutCancel(ctx), res.Approval.ID); err != nil {
+			fmt.Fprintf(r.e.stderr, "%s: the approval %s of a refused write could not be withdrawn: %v\n", r.what, res.Approval.ID, err)
+		}
 	}
 	carry := a.Approvable && res.Decision == rein.Allow && res.Approval != nil && rein.ArgsHash(raw) == rein.ArgsHash(res.Args)
 	if !carry {
