@@ -38,22 +38,23 @@ const (
 // the run's checks belong to, and the private directory that holds the
 // sandbox's home.
 type containment struct {
-	// holding is held while a refused write waits for people: one at a
-	// time, so that a loop of writes cannot fill approvers' inboxes.
-	holding  sync.Mutex
-	e        *env
-	what     string // "rein run", "rein exec": the prefix of messages
-	c        *client.Client
-	profile  string          // the name asked for
-	prof     sandbox.Profile // the policy's, as rein answered at record
-	ws, cwd  string
-	session  string
-	features sandbox.Features
-	walls    sandbox.Walls
-	self     string
-	private  string
-	sock     string
-	proxy    net.Listener
+	// pendingWrite is the approval of a refused write that waits for
+	// people (keepAsking): one at a time per run.
+	asking       sync.Mutex
+	pendingWrite string
+	e            *env
+	what         string // "rein run", "rein exec": the prefix of messages
+	c            *client.Client
+	profile      string          // the name asked for
+	prof         sandbox.Profile // the policy's, as rein answered at record
+	ws, cwd      string
+	session      string
+	features     sandbox.Features
+	walls        sandbox.Walls
+	self         string
+	private      string
+	sock         string
+	proxy        net.Listener
 	// notify receives the descriptor of the sandbox's filter on writing
 	// calls: every write the walls refuse is a check (decideWrite).
 	notify  *net.UnixListener
@@ -244,33 +245,27 @@ func (r *containment) run(ctx context.Context, command []string, stdin io.Reader
 
 // decideWrite makes a write the walls refused a check of the run's
 // session: tool fs.write, args {"path", "operation", "walls"} (and "from"
-// and "to" for a rename), recorded like any check. rein carries it out
-// for the process only where the walls allow that (an exec-config file of
-// the workspace) and people approved exactly this write: the check was
-// allowed through an approval, with the arguments asked. It holds the
-// call while people decide (at most five minutes); a write rein could not
-// carry out is asked without holding it.
+// and "to" for a rename), recorded like any check. The call never waits
+// for people: a blocked write fails at once (containment.md). What people
+// approve opens the path later: rein carries a write out for the process
+// only where the walls allow that (an exec-config file of the workspace)
+// and the check is allowed through an approval people already gave, with
+// exactly these arguments (the agent tries again after the approval).
 func (r *containment) decideWrite(ctx context.Context, a sandbox.Attempt) sandbox.Verdict {
 	args := map[string]any{"path": a.Refused, "operation": a.Op, "walls": a.Walls}
 	if a.Op == "rename" && len(a.Paths) == 2 {
 		args["from"], args["to"] = a.Paths[0], a.Paths[1]
 	}
 	raw, _ := json.Marshal(args)
-	wait := int64(0)
-	hold := a.Approvable && r.holding.TryLock()
-	if hold {
-		defer r.holding.Unlock()
-		wait = rein.MaxWaitMS
-	}
-	res, err := r.c.Check(ctx, rein.CheckRequest{Tool: "fs.write", Args: raw, Session: r.session, WaitMS: wait})
+	res, err := r.c.Check(ctx, rein.CheckRequest{Tool: "fs.write", Args: raw, Session: r.session})
 	if err != nil {
 		fmt.Fprintf(r.e.stderr, "%s: %s of %s refused (%s); rein could not be asked: %v\n", r.what, a.Op, a.Refused, a.Walls, err)
 		return sandbox.Verdict{}
 	}
-	if res.Decision == rein.Ask && res.Approval != nil && (!hold || ctx.Err() != nil) {
-		// Nobody waits for it (another write is already waiting for
-		// people, the write cannot be carried out, or the run ended): it
-		// is withdrawn, so that approvers are not asked in vain.
+	if res.Decision == rein.Ask && res.Approval != nil && !r.keepAsking(ctx, res.Approval.ID, a.Approvable) {
+		// Another refused write of this run already waits for people, or
+		// this one could never be carried out: it is withdrawn, so that a
+		// loop of writes cannot fill approvers' inboxes.
 		if _, err := r.c.Cancel(context.WithoutCancel(ctx), res.Approval.ID); err != nil {
 			fmt.Fprintf(r.e.stderr, "%s: the approval %s of a refused write could not be withdrawn: %v\n", r.what, res.Approval.ID, err)
 		}
@@ -291,6 +286,24 @@ func (r *containment) decideWrite(ctx context.Context, a sandbox.Attempt) sandbo
 		fmt.Fprintf(r.e.stderr, "%s: %s\n", r.what, res2.Summary)
 		r.c.Report(context.WithoutCancel(ctx), res.ID, res2)
 	}}
+}
+
+// keepAsking says whether the approval id, asked for a refused write, may
+// wait for people: only for a write rein could carry out, and one at a
+// time per run (while an earlier one is pending, later ones are not).
+func (r *containment) keepAsking(ctx context.Context, id string, approvable bool) bool {
+	if !approvable {
+		return false
+	}
+	r.asking.Lock()
+	defer r.asking.Unlock()
+	if r.pendingWrite != "" {
+		if a, err := r.c.Approval(ctx, r.pendingWrite); err != nil || a.Status == rein.StatusPending {
+			return false
+		}
+	}
+	r.pendingWrite = id
+	return true
 }
 
 // watchStop waits on the session until ctx ends (a long poll of rein,

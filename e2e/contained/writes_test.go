@@ -38,9 +38,10 @@ rules:
 // several forges, editor and agent MCP configs, package-manager hooks,
 // Python start-up files), masked secrets, paths outside the workspace —
 // is an fs.write check of the run's session, recorded with the walls that
-// refused it, and fails; none is written without an approval. The one
-// write people approve (the test votes through the API while the command
-// waits) is carried out by rein for exactly that path.
+// refused it, and fails at once; none is written without an approval. The
+// one write people approve (the test votes through the API after it
+// failed) is carried out by rein for exactly that path when the command
+// tries again.
 func TestRunRecordsRefusedWrites(t *testing.T) {
 	e := startRein(t, writesPolicy)
 	ws, home, state := t.TempDir(), t.TempDir(), t.TempDir()
@@ -70,8 +71,13 @@ func TestRunRecordsRefusedWrites(t *testing.T) {
 	try("masked .env", fmt.Sprintf("echo x > %q", filepath.Join(ws, ".env")))
 	try("/etc/rein-allowed", "echo x > /etc/rein-allowed")
 	fmt.Fprintf(&script, "echo 'package main // edited' > %q && echo 'edited the workspace'\n", filepath.Join(ws, "src/main.go"))
-	// Last: the hook people approve. The command waits in open(2).
-	fmt.Fprintf(&script, "printf '#!/bin/sh\\necho approved-hook\\n' > %q && echo 'hook written'\n", filepath.Join(ws, ".git/hooks/pre-commit"))
+	// Last: the hook people approve. The write fails at once (a blocked
+	// write never waits); once people approved it, the agent tries again
+	// (told by a file the test makes) and rein carries it out.
+	hook := filepath.Join(ws, ".git/hooks/pre-commit")
+	fmt.Fprintf(&script, "printf '#!/bin/sh\\necho approved-hook\\n' > %q 2>/dev/null && echo 'hook written at once'\n", hook)
+	fmt.Fprintf(&script, "for i in $(seq 1800); do [ -e %q ] && break; sleep 0.1; done\n", filepath.Join(ws, "go-on"))
+	fmt.Fprintf(&script, "printf '#!/bin/sh\\necho approved-hook\\n' > %q && echo 'hook written'\n", hook)
 
 	env := append(e.s.ClientEnv(e.keys["builder"]), "HOME="+home, "XDG_STATE_HOME="+state)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
@@ -86,7 +92,7 @@ func TestRunRecordsRefusedWrites(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	// The hook's write waits for an approval; alice approves it.
+	// The hook's write failed and waits for an approval; alice approves it.
 	var approval string
 	harness.Eventually(t, 2*time.Minute, "the approval of the hook's write", func() string {
 		var list []struct {
@@ -102,6 +108,7 @@ func TestRunRecordsRefusedWrites(t *testing.T) {
 	if code, body := harness.HTTPDo(t, "POST", e.s.URL+"/v1/approvals/"+approval+"/votes", e.keys["alice"], []byte(`{"vote":"approve"}`), "application/json"); code != 200 {
 		t.Fatalf("approve %s: %d %s", approval, code, body)
 	}
+	writeFile(t, filepath.Join(ws, "go-on"), "")
 	if err := <-done; err != nil {
 		t.Fatalf("rein run: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
@@ -113,6 +120,9 @@ func TestRunRecordsRefusedWrites(t *testing.T) {
 	}
 	if refused := strings.Count(out, "refused "); refused < len(targets)-1+5 {
 		t.Errorf("only %d writes refused:\n%s", refused, out)
+	}
+	if strings.Contains(out, "hook written at once") {
+		t.Errorf("the hook was written before anyone approved it:\n%s", out)
 	}
 	if !strings.Contains(out, "hook written") || !strings.Contains(out, "edited the workspace") {
 		t.Errorf("the approved write or the workspace edit failed:\n%s\n%s", out, stderr.String())
