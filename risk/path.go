@@ -229,8 +229,11 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 	} else if device {
 		f.Secret = true // a raw disk, a shadow copy, another process's pipe
 	}
-	// A template (.env.example) is not a secret by its name alone.
-	tmpl := isTemplate(strings.ToLower(f.Clean[strings.LastIndexByte(f.Clean, '/')+1:]))
+	// A template (.env.example) is not a secret by its name alone, nor is a
+	// source file by a name pattern (credentials.go against credentials.*;
+	// a rule naming it exactly, wp-config.php, still holds).
+	base := strings.ToLower(f.Clean[strings.LastIndexByte(f.Clean, '/')+1:])
+	tmpl, code := isTemplate(base), isSourceCode(base)
 	ws := ""
 	if workspace != "" {
 		ws = cleanPath(strings.ReplaceAll(workspace, `\`, "/"))
@@ -267,7 +270,7 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 			// The common case: a plain path, matched without allocations.
 			for i := range compiledPathRules {
 				r := &compiledPathRules[i]
-				secret := r.secret && !(tmpl && r.anywhere)
+				secret := r.secret && !(tmpl && r.anywhere) && !(code && r.anywhere && r.lastGlob)
 				if (secret && !f.Secret || r.execConfig && !f.ExecConfig) && r.matches(segs) {
 					f.Secret = f.Secret || secret
 					f.ExecConfig = f.ExecConfig || r.execConfig
@@ -283,7 +286,8 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 			if wild && strings.HasPrefix(r.pattern, "**/") && !strings.HasSuffix(r.pattern, "/**") {
 				continue
 			}
-			secret := r.secret && !(tmpl && compiledPathRules[i].anywhere)
+			pr := &compiledPathRules[i]
+			secret := r.secret && !(tmpl && pr.anywhere) && !(code && pr.anywhere && pr.lastGlob)
 			if (secret && !f.Secret || r.execConfig && !f.ExecConfig) && mayMeet(r.pattern, c) &&
 				segsMeet(compiledPathRules[i].segs, segs) {
 				f.Secret = f.Secret || secret

@@ -100,6 +100,22 @@ var linkedPaths = []string{"/var/run", "/var/lock", "/bin", "/sbin", "/lib", "/l
 // (.env.dist) and twelve-factor conventions).
 var templateExts = set("example", "examples", "sample", "template", "tmpl", "tpl", "dist", "defaults", "schema")
 
+// sourceExts are the extensions of programming languages' source files:
+// credentials.go, kubeconfig.py or secrets_test.go are code that handles
+// secrets (grpc's credentials package, a client library), not a store of
+// them, so a name pattern that matches anywhere (credentials.*) does not
+// make them secret. Shell scripts and text files are not among them: they
+// often carry the values themselves.
+var sourceExts = set("go", "py", "pyi", "js", "mjs", "cjs", "ts", "mts", "cts", "tsx", "jsx", "rb", "rs", "java", "kt", "kts",
+	"scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "fs", "swift", "m", "mm", "php", "lua", "dart", "ex", "exs",
+	"erl", "hs", "ml", "clj", "groovy", "vue", "svelte", "zig", "nim", "jl", "r")
+
+// isSourceCode reports a file name with a programming language's extension.
+func isSourceCode(base string) bool {
+	i := strings.LastIndexByte(base, '.')
+	return i > 0 && sourceExts[base[i+1:]]
+}
+
 // isTemplate reports a file name shaped like a secret file's template.
 func isTemplate(base string) bool {
 	parts := strings.Split(base, ".")

@@ -12,6 +12,7 @@ func TestMasked(t *testing.T) {
 		".env": true, ".env.local": true, "prod.env": true, "server.key": true, "tls.pem": true, "id_ed25519": true,
 		"credentials.json": true, ".netrc": true, ".pgpass": true, "x.tfvars": true, "kubeconfig": true,
 		".env.example": false, ".env.sample": false, ".env.template": false, "main.go": false, "README.md": false, "keys.go": false,
+		"credentials.go": false, "credentials.ts": false, "kubeconfig.py": false, "credentials.sh": true, "credentials.yaml": true,
 	} {
 		if Masked(name) != want {
 			t.Errorf("Masked(%q) = %v, want %v", name, !want, want)
