@@ -87,4 +87,3 @@ func BenchmarkCheckMix(b *testing.B) {
 		}
 	})
 }
-

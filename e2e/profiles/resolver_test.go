@@ -8,9 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"golang.org/x/net/dns/dnsmessage"
-
 	"github.com/reinhq/rein/e2e/internal/harness"
+	"github.com/reinhq/rein/internal/dnstest"
 )
 
 // zone is what the test DNS server answers: public-looking names that lead
@@ -38,79 +37,12 @@ var zone = map[string][]string{
 // dnsServer answers zone over UDP on 127.0.0.1, and counts the queries.
 func dnsServer(t *testing.T) (addr string, queries *atomic.Int64) {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	s, err := dnstest.Start(dnstest.Zone{Names: zone})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	queries = &atomic.Int64{}
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			queries.Add(1)
-			if out := answer(buf[:n]); out != nil {
-				pc.WriteTo(out, from)
-			}
-		}
-	}()
-	return pc.LocalAddr().String(), queries
-}
-
-// answer builds the reply to one query, or nil to stay silent.
-func answer(q []byte) []byte {
-	var p dnsmessage.Parser
-	h, err := p.Start(q)
-	if err != nil {
-		return nil
-	}
-	question, err := p.Question()
-	if err != nil {
-		return nil
-	}
-	name := strings.TrimSuffix(strings.ToLower(question.Name.String()), ".")
-	records, known := zone[name]
-	rh := dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RecursionDesired: h.RecursionDesired, RecursionAvailable: true}
-	switch {
-	case !known:
-		rh.RCode = dnsmessage.RCodeNameError
-	case records[0] == "TIMEOUT":
-		return nil
-	case records[0] == "SERVFAIL":
-		rh.RCode = dnsmessage.RCodeServerFailure
-	}
-	b := dnsmessage.NewBuilder(nil, rh)
-	b.EnableCompression()
-	b.StartQuestions()
-	b.Question(question)
-	b.StartAnswers()
-	if rh.RCode == dnsmessage.RCodeSuccess {
-		owner := question.Name
-		for _, r := range records {
-			hdr := dnsmessage.ResourceHeader{Name: owner, Class: dnsmessage.ClassINET, TTL: 60}
-			if target, ok := strings.CutPrefix(r, "CNAME "); ok {
-				next := dnsmessage.MustNewName(target + ".")
-				b.CNAMEResource(hdr, dnsmessage.CNAMEResource{CNAME: next})
-				owner = next
-				continue
-			}
-			a := netip.MustParseAddr(r)
-			switch {
-			case question.Type == dnsmessage.TypeA && a.Is4():
-				b.AResource(hdr, dnsmessage.AResource{A: a.As4()})
-			case question.Type == dnsmessage.TypeAAAA && !a.Is4():
-				b.AAAAResource(hdr, dnsmessage.AAAAResource{AAAA: a.As16()})
-			}
-		}
-	}
-	out, err := b.Finish()
-	if err != nil {
-		return nil
-	}
-	return out
+	t.Cleanup(func() { s.Close() })
+	return s.Addr, &s.Queries
 }
 
 // TestNamesThatResolveInside: with policy allowing every name, and rein run
