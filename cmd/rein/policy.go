@@ -121,7 +121,7 @@ func (f *fixture) resolver() pipeline.Resolver {
 		if addrs := zone[strings.TrimSuffix(strings.ToLower(host), ".")]; len(addrs) > 0 {
 			return addrs, nil
 		}
-		return nil, fmt.Errorf("%s is not in the fixture's dns:", host)
+		return nil, fmt.Errorf("%s is not listed under the fixture's dns", host)
 	}
 }
 
