@@ -233,7 +233,7 @@ func classifyPath(raw, workspace string) (PathFact, []string) {
 	// source file by a name pattern (credentials.go against credentials.*;
 	// a rule naming it exactly, wp-config.php, still holds).
 	base := strings.ToLower(f.Clean[strings.LastIndexByte(f.Clean, '/')+1:])
-	tmpl, code := isTemplate(base), isSourceCode(base)
+	tmpl, code := isTemplate(base), IsSourceCode(base)
 	ws := ""
 	if workspace != "" {
 		ws = cleanPath(strings.ReplaceAll(workspace, `\`, "/"))

@@ -110,10 +110,11 @@ var sourceExts = set("go", "py", "pyi", "js", "mjs", "cjs", "ts", "mts", "cts", 
 	"scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "fs", "swift", "m", "mm", "php", "lua", "dart", "ex", "exs",
 	"erl", "hs", "ml", "clj", "groovy", "vue", "svelte", "zig", "nim", "jl", "r")
 
-// isSourceCode reports a file name with a programming language's extension.
-func isSourceCode(base string) bool {
+// IsSourceCode reports a file name with a programming language's
+// extension (any case): code, never a secret by a name pattern.
+func IsSourceCode(base string) bool {
 	i := strings.LastIndexByte(base, '.')
-	return i > 0 && sourceExts[base[i+1:]]
+	return i > 0 && sourceExts[strings.ToLower(base[i+1:])]
 }
 
 // isTemplate reports a file name shaped like a secret file's template.

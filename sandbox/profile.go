@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/risk"
 )
 
 // Profile is what a contained run may touch beyond its workspace and its
@@ -34,16 +35,6 @@ var maskedNames = []string{
 	"service-account*.json", "*-sa.json", "kubeconfig", "*.kubeconfig",
 }
 
-// sourceExts are programming languages' source extensions (as risk's):
-// such a file is code, never masked by its name (grpc's credentials.go
-// must build inside). Shell scripts and text files are not among them.
-var sourceExts = map[string]bool{"go": true, "py": true, "pyi": true, "js": true, "mjs": true, "cjs": true, "ts": true,
-	"mts": true, "cts": true, "tsx": true, "jsx": true, "rb": true, "rs": true, "java": true, "kt": true, "kts": true,
-	"scala": true, "c": true, "h": true, "cc": true, "cpp": true, "cxx": true, "hpp": true, "hh": true, "cs": true,
-	"fs": true, "swift": true, "m": true, "mm": true, "php": true, "lua": true, "dart": true, "ex": true, "exs": true,
-	"erl": true, "hs": true, "ml": true, "clj": true, "groovy": true, "vue": true, "svelte": true, "zig": true,
-	"nim": true, "jl": true, "r": true}
-
 // envTemplates are environment files that are templates, not secrets.
 var envTemplates = []string{".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults"}
 
@@ -55,8 +46,7 @@ func Masked(name string) bool {
 			return false
 		}
 	}
-	i := strings.LastIndexByte(name, '.')
-	code := i > 0 && sourceExts[strings.ToLower(name[i+1:])]
+	code := risk.IsSourceCode(name) // as the file tools judge it
 	for _, p := range maskedNames {
 		if code && strings.ContainsAny(p, "*?[") {
 			continue // credentials.go is code that handles secrets, not a store of them
