@@ -270,7 +270,8 @@ type Supervisor struct {
 	Walls     Walls
 	// Decide is asked about every write the walls refuse (at most
 	// MaxAttempts of a run; more are refused unrecorded, said once by
-	// Flood). It may take as long as people take to decide.
+	// Flood). It answers without waiting for people (a blocked write fails
+	// at once); Carry only for a write people already approved.
 	Decide func(ctx context.Context, a Attempt) Verdict
 	Flood  func(n int)
 
