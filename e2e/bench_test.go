@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/bench"
 	"github.com/reinhq/rein/e2e/internal/harness"
 )
 
@@ -27,7 +28,7 @@ func TestBench(t *testing.T) {
 	env := s.ClientEnv(key)
 
 	v := harness.Rein(t, env, "bench", "--verify")
-	if v.Code != 0 || !strings.Contains(v.Stdout, "rein decides all 10 checks of the mix as expected") {
+	if want := fmt.Sprintf("rein decides all %d checks of the mix as expected", len(bench.Items)); v.Code != 0 || !strings.Contains(v.Stdout, want) {
 		t.Fatalf("rein bench --verify: %s", v)
 	}
 
