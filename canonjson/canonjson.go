@@ -551,17 +551,8 @@ func (c *canonCheck) value(depth int) (bool, bool) {
 			if ok, sure := c.value(depth + 1); !ok || !sure {
 				return ok, sure
 			}
-			if c.pos >= len(c.in) {
-				return false, true
-			}
-			switch c.in[c.pos] {
-			case ',':
-				c.pos++
-			case '}':
-				c.pos++
-				return true, true
-			default:
-				return false, true
+			if more, ok := c.after('}'); !more {
+				return ok, true
 			}
 		}
 	case ch == '[':
@@ -574,17 +565,8 @@ func (c *canonCheck) value(depth int) (bool, bool) {
 			if ok, sure := c.value(depth + 1); !ok || !sure {
 				return ok, sure
 			}
-			if c.pos >= len(c.in) {
-				return false, true
-			}
-			switch c.in[c.pos] {
-			case ',':
-				c.pos++
-			case ']':
-				c.pos++
-				return true, true
-			default:
-				return false, true
+			if more, ok := c.after(']'); !more {
+				return ok, true
 			}
 		}
 	case ch == '"':
@@ -619,6 +601,24 @@ func (c *canonCheck) value(depth int) (bool, bool) {
 
 // str checks a string in its canonical form: only \" \\ \b \f \n \r \t and
 // \u00xx (lower-case hex, for other control characters) as escapes.
+// after reads what follows a member or an element: ',' (more follow:
+// true) or closer (the container ends: false, ok); anything else, or the
+// end of the input, is not canonical (false, false).
+func (c *canonCheck) after(closer byte) (more, ok bool) {
+	if c.pos >= len(c.in) {
+		return false, false
+	}
+	switch c.in[c.pos] {
+	case ',':
+		c.pos++
+		return true, false
+	case closer:
+		c.pos++
+		return false, true
+	}
+	return false, false
+}
+
 func (c *canonCheck) str() (bool, bool) {
 	for c.pos++; c.pos < len(c.in); c.pos++ {
 		switch x := c.in[c.pos]; {
