@@ -247,7 +247,7 @@ func (db *DB) writeBatch(ctx context.Context, jobs []*batchJob, term int64) ([]b
 		sTenants[i], sIDs[i] = k.tenant, k.id
 		for _, j := range jobs { // a new session starts with its first check here
 			if j.rec.Tenant == k.tenant && j.rec.Check.Session == k.id {
-				b, _ := json.Marshal(&rein.Session{ID: k.id, Tenant: k.tenant, Agent: j.rec.Check.Agent, StartedAt: j.rec.CreatedAt})
+				b, _ := json.Marshal(storesql.SessionOf(j.rec))
 				fresh[i] = string(b)
 				break
 			}

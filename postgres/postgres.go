@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 //go:embed migrations/*.sql
@@ -140,11 +140,6 @@ func redact(url string) string {
 }
 
 func (db *DB) migrate(ctx context.Context) error {
-	files, err := migrations.ReadDir("migrations")
-	if err != nil {
-		return err
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
 	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// Replicas starting together migrate one at a time.
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", db.lockKey+1); err != nil {
@@ -157,22 +152,15 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM rein_schema").Scan(&have); err != nil {
 			return err
 		}
-		for _, f := range files {
-			n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
-			if err != nil {
-				return fmt.Errorf("migration %s: name must start with its number", f.Name())
+		pending, err := storesql.Pending(migrations, "migrations", have)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
-			if n <= have {
-				continue
-			}
-			body, err := migrations.ReadFile("migrations/" + f.Name())
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
-				return fmt.Errorf("migration %s: %w", f.Name(), err)
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO rein_schema (version) VALUES ($1)", n); err != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO rein_schema (version) VALUES ($1)", m.Version); err != nil {
 				return err
 			}
 		}

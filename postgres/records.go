@@ -47,9 +47,9 @@ func (t storeTx) QueryRow(ctx context.Context, query string, args ...any) stores
 	return t.tx.QueryRow(ctx, query, args...)
 }
 
-func (t storeTx) Exec(ctx context.Context, query string, args ...any) error {
-	_, err := t.tx.Exec(ctx, query, args...)
-	return err
+func (t storeTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := t.tx.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
 }
 
 func (t storeTx) Append(ctx context.Context, entries []*rein.Entry) error {

@@ -594,15 +594,9 @@ func touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) error {
 			s.Record(rec)
 			return saveSession(ctx, tx, s)
 		}
-		s = &rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt}
+		s = storesql.SessionOf(rec)
 		s.Record(rec)
-		body, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING",
-			rec.Tenant, rec.Check.Session, string(body))
-		if err != nil || tag.RowsAffected() == 1 {
+		if inserted, err := (storeTx{tx}).InsertSession(ctx, s); err != nil || inserted {
 			return err
 		}
 	}
@@ -626,58 +620,43 @@ func (db *DB) EndSandbox(ctx context.Context, tenant, id, keyID string, end rein
 }
 
 // changeSession applies change (a rule of rein.Session) to a session, its
-// row locked, with its audit entry; every replica forgets what it knew of
-// open sessions. A session without checks is inserted as fresh changed, or
-// is ErrNotFound when fresh is nil; a session inserted meanwhile by a check
-// is changed instead.
+// row locked, with its audit entry (storesql.ChangeSession); every replica
+// forgets what it knew of open sessions.
 func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.Session, change func(*rein.Session) error, e *rein.Entry) (*rein.Session, error) {
 	var out *rein.Session
 	_, err := db.write(ctx, func(tx *wtx) error {
-		for {
-			s, err := loadSession(ctx, tx, tenant, id)
-			if err != nil {
-				return err
-			}
-			if s == nil && fresh == nil {
-				return rein.ErrNotFound
-			}
-			inserted := false
-			if s == nil {
-				c := *fresh
-				s = &c
-				if err := change(s); err != nil {
-					return err
-				}
-				body, err := json.Marshal(s)
-				if err != nil {
-					return err
-				}
-				tag, err := tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING", tenant, id, string(body))
-				if err != nil {
-					return err
-				}
-				if tag.RowsAffected() == 0 {
-					continue // inserted meanwhile: change that one
-				}
-				inserted = true
-			}
-			if !inserted {
-				if err := change(s); err != nil {
-					return err
-				}
-				if err := saveSession(ctx, tx, s); err != nil {
-					return err
-				}
-			}
-			if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
-				return err
-			}
-			out = s
-			return tx.appendEntries(ctx, e)
+		s, err := storesql.ChangeSession(ctx, storeTx{tx}, tenant, id, fresh, change)
+		if err != nil {
+			return err
 		}
+		if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
+			return err
+		}
+		out = s
+		return tx.appendEntries(ctx, e)
 	})
 	db.open.forget() // also when the outcome is unknown
 	return out, err
+}
+
+// LoadSession reads a session, its row locked.
+func (t storeTx) LoadSession(ctx context.Context, tenant, id string) (*rein.Session, error) {
+	return loadSession(ctx, t.tx, tenant, id)
+}
+
+// InsertSession inserts a new session unless another transaction did first.
+func (t storeTx) InsertSession(ctx context.Context, s *rein.Session) (bool, error) {
+	body, err := json.Marshal(s)
+	if err != nil {
+		return false, err
+	}
+	tag, err := t.tx.Exec(ctx, "INSERT INTO sessions (tenant, id, record) VALUES ($1, $2, $3) ON CONFLICT (tenant, id) DO NOTHING", s.Tenant, s.ID, string(body))
+	return tag.RowsAffected() == 1, err
+}
+
+// SaveSession writes back a session LoadSession read.
+func (t storeTx) SaveSession(ctx context.Context, s *rein.Session) error {
+	return saveSession(ctx, t.tx, s)
 }
 
 // SessionEnded returns the session if it has ended, else nil: from memory
@@ -802,33 +781,14 @@ func (db *DB) Checks(ctx context.Context, tenant string, f rein.CheckFilter) ([]
 	})
 }
 
-// RecordResult stores a check's result.
+// RecordResult stores a check's result (storesql.RecordResult).
 func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein.CheckResult, e *rein.Entry) error {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
 	_, err = db.write(ctx, func(tx *wtx) error {
-		tag, err := tx.Exec(ctx, "UPDATE checks SET result = $1 WHERE id = $2 AND result IS NULL", string(body), rec.ID)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return rein.Errorf(rein.ECodeConflict, "check %s already has a result", rec.ID)
-		}
-		if res.Cost != nil && rec.Decision.Allows() && rec.Check.Session != "" {
-			s, err := loadSession(ctx, tx, rec.Tenant, rec.Check.Session)
-			if err != nil {
-				return err
-			}
-			if s != nil { // the reported cost replaces the declared one
-				s.Cost += *res.Cost - rec.Check.Cost
-				if err := saveSession(ctx, tx, s); err != nil {
-					return err
-				}
-			}
-		}
-		return tx.appendEntries(ctx, e)
+		return storesql.RecordResult(ctx, storeTx{tx}, "UPDATE checks SET result = $1 WHERE id = $2 AND result IS NULL", rec, res, body, e)
 	})
 	return err
 }

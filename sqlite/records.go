@@ -43,9 +43,12 @@ func (t storeTx) QueryRow(ctx context.Context, query string, args ...any) stores
 	return t.QueryRowContext(ctx, query, args...)
 }
 
-func (t storeTx) Exec(ctx context.Context, query string, args ...any) error {
-	_, err := t.ExecContext(ctx, query, args...)
-	return err
+func (t storeTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := t.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 func (t storeTx) Append(ctx context.Context, entries []*rein.Entry) error {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 // SessionState returns a session and the count of earlier checks of an action
@@ -55,13 +56,13 @@ func (db *DB) touchSession(ctx context.Context, tx *wtx, rec *rein.CheckRecord) 
 	if rec.Check.Session == "" {
 		return nil
 	}
-	s, err := db.writerSession(ctx, tx, rec.Tenant, rec.Check.Session)
+	s, err := tx.writerSession(ctx, rec.Tenant, rec.Check.Session)
 	if err != nil {
 		return err
 	}
 	isNew := s == nil
 	if isNew {
-		s = &rein.Session{ID: rec.Check.Session, Tenant: rec.Tenant, Agent: rec.Check.Agent, StartedAt: rec.CreatedAt}
+		s = storesql.SessionOf(rec)
 	}
 	s.Record(rec)
 	if err := saveSession(ctx, tx, s); err != nil {
@@ -90,29 +91,14 @@ func (db *DB) EndSandbox(ctx context.Context, tenant, id, keyID string, end rein
 }
 
 // changeSession applies change (a rule of rein.Session) to a session in
-// one write transaction with its audit entry. A session without checks is
-// fresh, or ErrNotFound when fresh is nil.
+// one write transaction with its audit entry (storesql.ChangeSession).
 func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.Session, change func(*rein.Session) error, e *rein.Entry) (*rein.Session, error) {
 	var out *rein.Session
 	err := db.tx(ctx, func(tx *wtx) error {
-		s, err := db.writerSession(ctx, tx, tenant, id)
+		s, err := storesql.ChangeSession(ctx, storeTx{tx}, tenant, id, fresh, change)
 		if err != nil {
 			return err
 		}
-		if s == nil && fresh == nil {
-			return rein.ErrNotFound
-		}
-		if s == nil {
-			c := *fresh
-			s = &c
-		}
-		if err := change(s); err != nil {
-			return err
-		}
-		if err := saveSession(ctx, tx, s); err != nil {
-			return err
-		}
-		tx.committed(func() { db.memo.changed(s) })
 		out = s
 		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
 		return err
@@ -125,15 +111,35 @@ func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.
 // exactly what the database does: the writer checked for other processes'
 // commits at the start of this transaction, and holds the write lock), or
 // else the stored row.
-func (db *DB) writerSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {
+func (tx *wtx) writerSession(ctx context.Context, tenant, id string) (*rein.Session, error) {
 	if s, ok := tx.sessions[sessionID{tenant, id}]; ok {
 		c := *s
 		return &c, nil
 	}
-	if s, ok, _, _ := db.memo.session(tenant, id, ""); ok {
+	if s, ok, _, _ := tx.memo.session(tenant, id, ""); ok {
 		return &s, nil
 	}
 	return loadSession(ctx, tx, tenant, id)
+}
+
+// LoadSession reads a session as a check would (writerSession).
+func (t storeTx) LoadSession(ctx context.Context, tenant, id string) (*rein.Session, error) {
+	return t.writerSession(ctx, tenant, id)
+}
+
+// InsertSession writes a new session: the single writer holds the write
+// lock, so no other transaction can have inserted it meanwhile.
+func (t storeTx) InsertSession(ctx context.Context, s *rein.Session) (bool, error) {
+	return true, t.SaveSession(ctx, s)
+}
+
+// SaveSession writes a session and remembers it as changed once committed.
+func (t storeTx) SaveSession(ctx context.Context, s *rein.Session) error {
+	if err := saveSession(ctx, t.wtx, s); err != nil {
+		return err
+	}
+	t.committed(func() { t.memo.changed(s) })
+	return nil
 }
 
 func loadSession(ctx context.Context, tx *wtx, tenant, id string) (*rein.Session, error) {
@@ -214,35 +220,14 @@ func scanCheck(r scanner) (*rein.CheckRecord, error) {
 	return rec, nil
 }
 
-// RecordResult stores a check's result.
+// RecordResult stores a check's result (storesql.RecordResult).
 func (db *DB) RecordResult(ctx context.Context, rec *rein.CheckRecord, res *rein.CheckResult, e *rein.Entry) error {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
 	return db.tx(ctx, func(tx *wtx) error {
-		r, err := tx.ExecContext(ctx, "UPDATE checks SET result = ? WHERE id = ? AND result IS NULL", string(body), rec.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return rein.Errorf(rein.ECodeConflict, "check %s already has a result", rec.ID)
-		}
-		if res.Cost != nil && rec.Decision.Allows() && rec.Check.Session != "" {
-			s, err := db.writerSession(ctx, tx, rec.Tenant, rec.Check.Session)
-			if err != nil {
-				return err
-			}
-			if s != nil { // the reported cost replaces the declared one
-				s.Cost += *res.Cost - rec.Check.Cost
-				if err := saveSession(ctx, tx, s); err != nil {
-					return err
-				}
-				tx.committed(func() { db.memo.changed(s) })
-			}
-		}
-		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
-		return err
+		return storesql.RecordResult(ctx, storeTx{tx}, "UPDATE checks SET result = ? WHERE id = ? AND result IS NULL", rec, res, body, e)
 	})
 }
 

@@ -14,8 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -103,33 +101,21 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 func (db *DB) migrate(ctx context.Context) error {
-	files, err := migrations.ReadDir("migrations")
-	if err != nil {
-		return err
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
 	var have int
 	// Through the writer: it holds the only write connection.
 	if err := db.tx(ctx, func(tx *wtx) error { return tx.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have) }); err != nil {
 		return err
 	}
-	for _, f := range files {
-		n, err := strconv.Atoi(strings.SplitN(f.Name(), "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with its number", f.Name())
-		}
-		if n <= have {
-			continue
-		}
-		body, err := migrations.ReadFile("migrations/" + f.Name())
-		if err != nil {
-			return err
-		}
+	pending, err := storesql.Pending(migrations, "migrations", have)
+	if err != nil {
+		return err
+	}
+	for _, m := range pending {
 		err = db.tx(ctx, func(tx *wtx) error {
-			if _, err := tx.conn.ExecContext(ctx, string(body)); err != nil { // several statements: not cached
-				return fmt.Errorf("migration %s: %w", f.Name(), err)
+			if _, err := tx.conn.ExecContext(ctx, m.SQL); err != nil { // several statements: not cached
+				return fmt.Errorf("migration %s: %w", m.Name, err)
 			}
-			_, err := tx.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", n))
+			_, err := tx.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.Version))
 			return err
 		})
 		if err != nil {
@@ -480,6 +466,7 @@ type wtx struct {
 	stmts map[string]*sql.Stmt
 	next  int64    // the index the next audit entry gets; -1 until read
 	after []func() // run in order once the transaction has committed
+	memo  *memo    // keys and sessions as committed before this transaction
 	// sessions written in this transaction, as written (sessions.go)
 	sessions map[sessionID]*rein.Session
 }
@@ -593,7 +580,7 @@ func (w *writeConn) attempt(jobs *[]*job) (int, error) {
 		return -1, fmt.Errorf("begin: %w", err)
 	}
 	w.external(ctx)
-	tx := &wtx{conn: w.conn, stmts: w.stmts, next: w.next}
+	tx := &wtx{conn: w.conn, stmts: w.stmts, next: w.next, memo: w.memo}
 	for i := 0; ; i++ {
 		if i == len(*jobs) {
 			j := w.more(i)

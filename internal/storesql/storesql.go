@@ -24,7 +24,8 @@ type Tx interface {
 	// QueryRow runs a single-row query; a missing row is reported when
 	// scanned, as an error that is sql.ErrNoRows under errors.Is.
 	QueryRow(ctx context.Context, query string, args ...any) Row
-	Exec(ctx context.Context, query string, args ...any) error
+	// Exec runs a statement and returns how many rows it changed.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
 	// Append writes audit entries with the transaction.
 	Append(ctx context.Context, entries []*rein.Entry) error
 }
@@ -78,7 +79,7 @@ func ChangeRecord[T any](ctx context.Context, tx Tx, q RecordSQL, what, id strin
 	if err != nil {
 		return v, err
 	}
-	if err := tx.Exec(ctx, q.Update, status(v), string(body), id); err != nil {
+	if _, err := tx.Exec(ctx, q.Update, status(v), string(body), id); err != nil {
 		return v, fmt.Errorf("update %s %s: %w", what, id, err)
 	}
 	return v, tx.Append(ctx, entries)
@@ -149,7 +150,7 @@ func ChangeApproval(ctx context.Context, tx Tx, q ApprovalSQL, id string, change
 		// kept (or otherwise off) is set right, so the sweep does not
 		// read the approval again before it is due.
 		if want := TimePtr(a.EscalateAt()); want != nullable(escalate) {
-			if err := tx.Exec(ctx, q.SetEscalate, want, id); err != nil {
+			if _, err := tx.Exec(ctx, q.SetEscalate, want, id); err != nil {
 				return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
 			}
 		}
@@ -159,7 +160,7 @@ func ChangeApproval(ctx context.Context, tx Tx, q ApprovalSQL, id string, change
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := tx.Exec(ctx, q.Update, a.Status, TimePtr(a.GrantExpiresAt), TimePtr(a.EscalateAt()), string(body), id); err != nil {
+	if _, err := tx.Exec(ctx, q.Update, a.Status, TimePtr(a.GrantExpiresAt), TimePtr(a.EscalateAt()), string(body), id); err != nil {
 		if q.Pending != nil && q.Pending(err) {
 			return nil, nil, rein.ErrApprovalPending
 		}
@@ -223,7 +224,7 @@ func RemoveLock(ctx context.Context, tx Tx, q LockSQL, id, by string, at time.Ti
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Exec(ctx, q.Update, Time(at), string(body), id); err != nil {
+	if _, err := tx.Exec(ctx, q.Update, Time(at), string(body), id); err != nil {
 		return nil, fmt.Errorf("remove lock: %w", err)
 	}
 	return l, tx.Append(ctx, []*rein.Entry{e})

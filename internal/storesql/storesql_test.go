@@ -18,9 +18,11 @@ import (
 type fakeTx struct {
 	cols    []any // nil: no row
 	execErr error
-	queries []string
-	execs   [][]any
-	appends [][]*rein.Entry
+	// rowsAffected, when set, is what Exec reports changed; else 1
+	rowsAffected *int64
+	queries      []string
+	execs        [][]any
+	appends      [][]*rein.Entry
 }
 
 type fakeRow struct {
@@ -46,9 +48,15 @@ func (t *fakeTx) QueryRow(_ context.Context, query string, args ...any) Row {
 	return fakeRow{cols: t.cols}
 }
 
-func (t *fakeTx) Exec(_ context.Context, query string, args ...any) error {
+func (t *fakeTx) Exec(_ context.Context, query string, args ...any) (int64, error) {
 	t.execs = append(t.execs, append([]any{query}, args...))
-	return t.execErr
+	if t.execErr != nil {
+		return 0, t.execErr
+	}
+	if t.rowsAffected != nil {
+		return *t.rowsAffected, nil
+	}
+	return 1, nil
 }
 
 func (t *fakeTx) Append(_ context.Context, entries []*rein.Entry) error {
