@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,28 +16,9 @@ import (
 
 // Keys.
 
-const keyColumns = "id, name, tenant, roles, groups_json, secret_hash, created_at, revoked_at"
+const keyColumns = storesql.KeyColumns
 
-func scanKey(row pgx.Row) (*rein.Key, error) {
-	var k rein.Key
-	var roles, groups, created string
-	var revoked *string
-	if err := row.Scan(&k.ID, &k.Name, &k.Tenant, &roles, &groups, &k.SecretHash, &created, &revoked); err != nil {
-		return nil, notFound(err)
-	}
-	if err := json.Unmarshal([]byte(roles), &k.Roles); err != nil {
-		return nil, fmt.Errorf("key %s roles: %w", k.ID, err)
-	}
-	if err := json.Unmarshal([]byte(groups), &k.Groups); err != nil {
-		return nil, fmt.Errorf("key %s groups: %w", k.ID, err)
-	}
-	k.CreatedAt = parseTS(created)
-	if revoked != nil {
-		t := parseTS(*revoked)
-		k.RevokedAt = &t
-	}
-	return &k, nil
-}
+func scanKey(row pgx.Row) (*rein.Key, error) { return storesql.ScanKey(row) }
 
 // CreateKey stores a new key; a name already active in the tenant is a conflict.
 func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
@@ -48,7 +28,7 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO keys (id, name, tenant, roles, groups_json, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			k.ID, k.Name, k.Tenant, string(roles), string(groups), k.SecretHash, ts(k.CreatedAt)); err != nil {
 			if violates(err, "keys_active_name") {
-				return rein.Errorf(rein.ECodeConflict, "tenant %q already has a key named %q; pick another name or revoke that key first", k.Tenant, k.Name)
+				return storesql.KeyNameTaken(k)
 			}
 			return fmt.Errorf("insert key: %w", err)
 		}
@@ -117,16 +97,14 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 		if err != nil {
 			return err
 		}
-		if k.Tenant == rein.AllTenants && k.Has(rein.RoleAdmin) {
-			others := 0
-			for _, a := range admins {
-				if a.ID != id && a.Has(rein.RoleAdmin) {
-					others++
-				}
+		others := 0
+		for _, a := range admins {
+			if a.ID != id && a.Has(rein.RoleAdmin) {
+				others++
 			}
-			if others == 0 {
-				return rein.Errorf(rein.ECodeConflict, "key %q is the last admin key of tenant \"*\"; create another admin key before revoking it", k.Name)
-			}
+		}
+		if err := storesql.CanRevoke(k, others); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, "UPDATE keys SET revoked_at = $1 WHERE id = $2", ts(at), id); err != nil {
 			return err
@@ -184,15 +162,10 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 		}
 		encs := encs
 		if use != nil {
-			_, more, err := loadAndChange(ctx, tx, use.ID, use.Change)
-			if err != nil {
+			var err error
+			if encs, err = storesql.UseApproval(ctx, storeTx{tx}, approvalSQL, use, encs); err != nil {
 				return err
 			}
-			moreEncs, err := rein.EncodeEntries(more)
-			if err != nil {
-				return err
-			}
-			encs = append(slices.Clip(encs), moreEncs...)
 		}
 		if err := tx.appendEncoded(ctx, encs); err != nil {
 			return err

@@ -793,7 +793,7 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 			return err
 		}
 		if n > 0 {
-			return rein.Errorf(rein.ECodeConflict, "tenant %q already has a key named %q; pick another name or revoke that key first", k.Tenant, k.Name)
+			return storesql.KeyNameTaken(k)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO keys (id, name, tenant, roles, groups_json, secret_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			k.ID, k.Name, k.Tenant, string(roles), string(groups), k.SecretHash, ts(k.CreatedAt)); err != nil {
@@ -808,31 +808,9 @@ func (db *DB) CreateKey(ctx context.Context, k *rein.Key, e *rein.Entry) error {
 	})
 }
 
-const keyColumns = "id, name, tenant, roles, groups_json, secret_hash, created_at, revoked_at"
+const keyColumns = storesql.KeyColumns
 
-func scanKey(row interface{ Scan(...any) error }) (*rein.Key, error) {
-	var k rein.Key
-	var roles, groups, created string
-	var revoked sql.NullString
-	if err := row.Scan(&k.ID, &k.Name, &k.Tenant, &roles, &groups, &k.SecretHash, &created, &revoked); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, rein.ErrNotFound
-		}
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(roles), &k.Roles); err != nil {
-		return nil, fmt.Errorf("key %s roles: %w", k.ID, err)
-	}
-	if err := json.Unmarshal([]byte(groups), &k.Groups); err != nil {
-		return nil, fmt.Errorf("key %s groups: %w", k.ID, err)
-	}
-	k.CreatedAt = parseTS(created)
-	if revoked.Valid {
-		t := parseTS(revoked.String)
-		k.RevokedAt = &t
-	}
-	return &k, nil
-}
+func scanKey(row scanner) (*rein.Key, error) { return storesql.ScanKey(row) }
 
 // KeyBySecretHash returns the active key with that secret hash, from memory
 // when it was read before and no key has changed since (memo.go).
@@ -885,8 +863,8 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 		if err != nil {
 			return err
 		}
+		others := 0 // the other admin keys of tenant "*", counted when k is one
 		if k.Tenant == rein.AllTenants && k.Has(rein.RoleAdmin) {
-			others := 0
 			rows, err := tx.QueryContext(ctx, "SELECT roles FROM keys WHERE tenant = ? AND revoked_at IS NULL AND id != ?", rein.AllTenants, id)
 			if err != nil {
 				return err
@@ -899,9 +877,9 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 				}
 			}
 			rows.Close()
-			if others == 0 {
-				return rein.Errorf(rein.ECodeConflict, "key %q is the last admin key of tenant \"*\"; create another admin key before revoking it", k.Name)
-			}
+		}
+		if err := storesql.CanRevoke(k, others); err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, "UPDATE keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", ts(at), id)
 		if err != nil {
@@ -974,15 +952,10 @@ func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *r
 		}
 		encs := encs
 		if use != nil {
-			more, err := changeApproval(ctx, tx, use.ID, use.Change)
-			if err != nil {
+			var err error
+			if encs, err = storesql.UseApproval(ctx, storeTx{tx}, approvalSQL, use, encs); err != nil {
 				return err
 			}
-			moreEncs, err := rein.EncodeEntries(more)
-			if err != nil {
-				return err
-			}
-			encs = append(slices.Clip(encs), moreEncs...)
 		}
 		first, err := appendEncoded(ctx, tx, encs)
 		if err != nil {
@@ -1142,13 +1115,6 @@ func (db *DB) ChangeApproval(ctx context.Context, id string, change rein.Approva
 		return nil
 	})
 	return out, err
-}
-
-// changeApproval applies change inside tx and returns its entries, which the
-// caller appends.
-func changeApproval(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) ([]*rein.Entry, error) {
-	_, entries, err := loadAndChange(ctx, tx, id, change)
-	return entries, err
 }
 
 func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/reinhq/rein"
@@ -167,6 +168,21 @@ func ChangeApproval(ctx context.Context, tx Tx, q ApprovalSQL, id string, change
 		return nil, nil, fmt.Errorf("update approval %s: %w", id, err)
 	}
 	return a, entries, nil
+}
+
+// UseApproval applies use (a check using an approval: a grant spent, a
+// one-off consumed) inside tx and returns encs with the audit entries the
+// change made, encoded, after them; encs itself is left as it is.
+func UseApproval(ctx context.Context, tx Tx, q ApprovalSQL, use *rein.ApprovalUse, encs []*rein.EntryEncoding) ([]*rein.EntryEncoding, error) {
+	_, more, err := ChangeApproval(ctx, tx, q, use.ID, use.Change)
+	if err != nil {
+		return nil, err
+	}
+	moreEncs, err := rein.EncodeEntries(more)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clip(encs), moreEncs...), nil
 }
 
 // TimeFormat is fixed-width UTC, so that stored times compare as strings

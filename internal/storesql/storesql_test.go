@@ -200,3 +200,28 @@ func TestRemoveLock(t *testing.T) {
 		t.Fatalf("entry not appended: %v", tx.appends)
 	}
 }
+
+func TestUseApproval(t *testing.T) {
+	ctx := context.Background()
+	tx := &fakeTx{cols: approvalCols(t, &rein.Approval{ID: "a1", Status: rein.StatusApproved}, nil)}
+	first, err := rein.EncodeEntries([]*rein.Entry{{Kind: "check"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	encs := make([]*rein.EntryEncoding, 1, 4) // room to append in place
+	encs[0] = first[0]
+	use := &rein.ApprovalUse{ID: "a1", Change: func(a *rein.Approval) ([]*rein.Entry, error) {
+		a.Status = rein.StatusExpired
+		return []*rein.Entry{{Kind: "used"}}, nil
+	}}
+	got, err := UseApproval(ctx, tx, approvalSQLs, use, encs)
+	if err != nil || len(got) != 2 || got[0] != encs[0] || got[1].Kind != "used" {
+		t.Fatalf("used: %v %v", got, err)
+	}
+	if len(tx.execs) != 1 || tx.execs[0][0] != "update" {
+		t.Fatalf("approval not written: %v", tx.execs)
+	}
+	if encs[:2][1] != nil {
+		t.Fatal("the caller's encodings were written over")
+	}
+}
