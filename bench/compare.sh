@@ -8,7 +8,9 @@
 # $OUT/runs.tsv. See docs/benchmarks.md.
 #
 # Usage: bench/compare.sh [-c "16 64 256"] [-d 15s] [-w 3s] [-r 3] [-o DIR]
-#   -c  concurrencies to measure (default "64")
+#   -c  concurrencies to measure (default "64"); N@R is N agents offering a
+#       fixed load of R checks/s (rein bench --rate): CPU per check at the
+#       same load, where saturation also compares how full each batch gets
 #   -d  measured time per run (default 15s)    -w  warm-up per run (default 3s)
 #   -r  rounds: each round runs every server once per concurrency (default 3)
 #   -o  working directory (default: a new temporary directory)
@@ -196,7 +198,9 @@ for round in $(seq 1 "$ROUNDS"); do
       [ "$t" = rein-postgres ] && pg_hold
       c0=$(cpu "$pid") d0=$(pg_cpu)
       # shellcheck disable=SC2046
-      "$REIN" bench $(target_flags "$t") --concurrency "$c" --duration "$DUR" --warmup "$WARM" \
+      conc=${c%@*} rate=0
+      [ "$c" != "$conc" ] && rate=${c#*@}
+      "$REIN" bench $(target_flags "$t") --concurrency "$conc" --rate "$rate" --duration "$DUR" --warmup "$WARM" \
         --session "bench-r$round-c$c" --output json >"$res" &
       bpid=$!
       peak=0

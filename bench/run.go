@@ -18,9 +18,16 @@ import (
 type Config struct {
 	Target      *Target
 	Mix         *Mix
-	Concurrency int           // workers, each with one request in flight
-	Duration    time.Duration // measured time
-	Warmup      time.Duration // time before measuring: sent, not counted
+	Concurrency int // workers, each with one request in flight
+	// Rate, when above 0, is the load offered in checks per second, all
+	// workers together: check n is due at start + n/Rate, and a worker
+	// waits for its check's time. A check's latency counts from when it
+	// was due, so time spent waiting for a free worker (the server being
+	// slower than the rate) is part of it. 0: each worker sends its next
+	// check as soon as the last is answered (saturation).
+	Rate     float64
+	Duration time.Duration // measured time
+	Warmup   time.Duration // time before measuring: sent, not counted
 	// Session prefixes the session ids: worker i sends every check in
 	// session "<Session>-<i>".
 	Session string
@@ -45,6 +52,7 @@ type Result struct {
 	Target      string            `json:"target"`
 	URL         string            `json:"url"`
 	Concurrency int               `json:"concurrency"`
+	Rate        float64           `json:"rate"` // the offered load in checks per second; 0: as fast as answered
 	Warmup      Seconds           `json:"warmup_s"`
 	Duration    Seconds           `json:"duration_s"`  // the measured time
 	Interrupted bool              `json:"interrupted"` // stopped before the end: Duration is what was measured
@@ -150,11 +158,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Go(func() {
 			defer w.conn.close()
 			for ctx.Err() == nil {
+				n := seq.Add(1)
 				sent := time.Now()
+				if cfg.Rate > 0 {
+					due := start.Add(time.Duration(float64(n-1) / cfg.Rate * float64(time.Second)))
+					if wait := due.Sub(sent); wait > 0 {
+						if !due.Before(measureTo) {
+							return
+						}
+						select {
+						case <-time.After(wait):
+						case <-ctx.Done():
+							return
+						}
+					}
+					sent = due
+				}
 				if !sent.Before(measureTo) {
 					return
 				}
-				n := seq.Add(1)
 				it := cfg.Mix.Pick(n)
 				ans, err := w.send(ctx, cfg, it, n, session)
 				done := time.Now()
@@ -232,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
-	res := &Result{Target: cfg.Target.Name, URL: cfg.Target.URL, Concurrency: cfg.Concurrency,
+	res := &Result{Target: cfg.Target.Name, URL: cfg.Target.URL, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 		Warmup: Seconds(cfg.Warmup), Duration: Seconds(measured), Interrupted: interrupted,
 		Decisions: map[string]uint64{}, Unexpected: map[string]uint64{}, ErrorSamples: []string{}}
 	var h Histogram

@@ -166,3 +166,56 @@ func TestOPADecode(t *testing.T) {
 		t.Fatal("rein answer without a decision accepted")
 	}
 }
+
+// TestRunRate: with a rate, the run offers that load and no more (about
+// rate × duration checks, not as many as the workers could send), and a
+// server slower than the rate shows in the latency, counted from when each
+// check was due.
+func TestRunRate(t *testing.T) {
+	var n atomic.Int64
+	var delay atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var c struct {
+			Tool string          `json:"tool"`
+			Args json.RawMessage `json:"args"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &c)
+		n.Add(1)
+		time.Sleep(time.Duration(delay.Load()))
+		d := ""
+		for _, it := range bench.Items {
+			if it.Tool == c.Tool && strings.HasPrefix(string(c.Args), strings.SplitN(it.Args, "{n}", 2)[0]) {
+				d = it.Want
+			}
+		}
+		w.Write([]byte(`{"id":"chk_1","decision":"` + d + `","rule":"r"}`))
+	}))
+	defer srv.Close()
+	mix, err := bench.NewMix(bench.Items, map[string]int{"allow": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := bench.Config{Target: bench.Rein(srv.URL, "k"), Mix: mix, Concurrency: 8, Rate: 200,
+		Duration: time.Second, Warmup: 200 * time.Millisecond, Session: "t"}
+	res, err := bench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 checks/s for 1 s measured, 1.2 s in all; each worker alone could
+	// send thousands a second to this server.
+	if res.Rate != 200 || res.Checks < 170 || res.Checks > 205 || n.Load() > 250 {
+		t.Errorf("rate %v: %d checks measured, %d sent in 1.2 s; want about 200 and 240", res.Rate, res.Checks, n.Load())
+	}
+	// A server that takes 100 ms per check serves 8 workers at 80/s: the
+	// checks due at 200/s wait for a worker, and that wait is latency.
+	delay.Store(int64(100 * time.Millisecond))
+	n.Store(0)
+	res, err = bench.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Checks > 100 || res.Latency.P90 < bench.Millis(300*time.Millisecond) {
+		t.Errorf("slow server: %d checks, latency %+v; want under 100 checks and latency well above the 100 ms service time", res.Checks, res.Latency)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register(&command{name: "bench", summary: "load-test a rein server (or Open Policy Agent) with a mix of checks",
-		args: "[--target rein|opa] [--server URL] [--key KEY] [--concurrency N] [--duration D] [--warmup D] [--mix SHARES] [--verify] [--output json]",
+		args: "[--target rein|opa] [--server URL] [--key KEY] [--concurrency N] [--rate R] [--duration D] [--warmup D] [--mix SHARES] [--verify] [--output json]",
 		example: `  # A server deciding with the benchmark policy, and an agent key for it:
   rein serve --policy bench/policy.yaml
   export REIN_KEY=$(rein keys create bench --role agent --tenant bench --output json | jq -r .key)
@@ -25,6 +25,10 @@ func init() {
   # 64 concurrent agents for 30 s after a 5 s warm-up (Ctrl-C stops early and
   # prints what was measured so far):
   rein bench --concurrency 64 --duration 30s --warmup 5s
+
+  # A fixed load of 1,000 checks/s (compare the servers' CPU per check at
+  # the same load, where saturation would compare their batch sizes too):
+  rein bench --concurrency 64 --rate 1000 --duration 30s
 
   # Only allowed checks, as JSON:
   rein bench --mix allow=100 --duration 10s --output json
@@ -45,6 +49,7 @@ type benchOptions struct {
 	key         string
 	opaPath     string
 	concurrency int
+	rate        float64
 	duration    time.Duration
 	warmup      time.Duration
 	shares      map[string]int
@@ -62,6 +67,7 @@ func parseBench(e *env, args []string) (*benchOptions, int, bool) {
 	fs.StringVar(&o.key, "key", "", "agent key for rein (default $REIN_KEY)")
 	fs.StringVar(&o.opaPath, "opa-path", "rein/bench/decision", "OPA document that decides a check")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent agents, each with one check in flight on its own keep-alive connection")
+	fs.Float64Var(&o.rate, "rate", 0, "offered load in checks per second, all agents together (0: each agent sends again as soon as it is answered); a check's latency counts from when it was due")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long to measure")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "how long to send checks before measuring (not counted)")
 	mix := fs.String("mix", "allow=70,deny=10,ask=10,throttle=10", "share of each decision (relative); the checks of each are listed by --verify")
@@ -106,6 +112,9 @@ func parseBench(e *env, args []string) (*benchOptions, int, bool) {
 	if o.concurrency < 1 || o.concurrency > 10000 {
 		return fail("--concurrency is 1 to 10000, not %d", o.concurrency)
 	}
+	if o.rate < 0 || o.rate > 1e6 || o.rate != o.rate {
+		return fail("--rate is 0 (as fast as answered) to 1000000 checks per second, not %v", o.rate)
+	}
 	if o.duration <= 0 || o.warmup < 0 {
 		return fail("--duration must be above 0 and --warmup at least 0")
 	}
@@ -148,7 +157,7 @@ func runBench(ctx context.Context, e *env, args []string) int {
 	if o.verify {
 		return printVerdicts(e, o, bench.Verify(ctx, client, target, bench.Items, o.session+"-verify"))
 	}
-	cfg := bench.Config{Target: target, Mix: mix, Concurrency: o.concurrency, Duration: o.duration,
+	cfg := bench.Config{Target: target, Mix: mix, Concurrency: o.concurrency, Rate: o.rate, Duration: o.duration,
 		Warmup: o.warmup, Session: o.session, Client: client}
 	progress := isTerminal(os.Stdout)
 	if progress {
@@ -195,7 +204,11 @@ func runBench(ctx context.Context, e *env, args []string) int {
 func printBench(e *env, r *bench.Result, shares map[string]int) {
 	ms := func(m bench.Millis) string { return fmtMillis(time.Duration(m)) }
 	fmt.Fprintf(e.stdout, "rein bench: %s at %s\n", r.Target, r.URL)
-	fmt.Fprintf(e.stdout, "  concurrency %d, warm-up %s, measured %s, mix %s\n", r.Concurrency,
+	offered := ""
+	if r.Rate > 0 {
+		offered = fmt.Sprintf(", offered %s/s", thousands(r.Rate))
+	}
+	fmt.Fprintf(e.stdout, "  concurrency %d%s, warm-up %s, measured %s, mix %s\n", r.Concurrency, offered,
 		time.Duration(r.Warmup), time.Duration(r.Duration), sharesString(shares))
 	fmt.Fprintf(e.stdout, "  checks      %s (%s/s)\n", thousands(float64(r.Checks)), thousands(r.Throughput))
 	fmt.Fprintf(e.stdout, "  errors      %s\n", thousands(float64(r.Errors)))
