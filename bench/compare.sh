@@ -64,6 +64,10 @@ fi
 # --- helpers -------------------------------------------------------------------
 # rss PID -> "VmRSS VmHWM" in MiB
 rss() { awk '/^VmRSS/{r=$2} /^VmHWM/{h=$2} END{printf "%.1f %.1f", r/1024, h/1024}' "/proc/$1/status"; }
+# rss_split PID -> "RssAnon RssFile" in MiB: memory of the process's own
+# (heap, stacks, caches) and pages of its binary and files mapped in (shared
+# with the page cache, given back under memory pressure)
+rss_split() { awk '/^RssAnon/{a=$2} /^RssFile/{f=$2} END{printf "%.1f %.1f", a/1024, f/1024}' "/proc/$1/status"; }
 # cpu PID -> user+system clock ticks
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 # pg_cpu -> clock ticks used by the PostgreSQL backends serving rein_bench
@@ -183,7 +187,7 @@ for t in "${TARGETS[@]}"; do IDLE[$t]=$(rss "$(pid_of "$t")" | cut -d' ' -f1); d
 # --- load ----------------------------------------------------------------------
 # The order of the servers rotates from one round (and concurrency) to the
 # next, so that no server always follows the same one on the same cores.
-printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tpostgres_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\tbusy_pct\tgenerator_pct\n" >"$OUT/runs.tsv"
+printf "round\ttarget\tconcurrency\tthroughput\tp50_ms\tp90_ms\tp99_ms\tmax_ms\terrors\tcpu_us_per_check\tgenerator_cpu_us\tpostgres_cpu_us\tidle_rss_mib\tload_rss_mib\thwm_mib\tloadavg\tbusy_pct\tgenerator_pct\tanon_mib\tfile_mib\n" >"$OUT/runs.tsv"
 FAILED=0
 turn=0
 for round in $(seq 1 "$ROUNDS"); do
@@ -226,11 +230,12 @@ for round in $(seq 1 "$ROUNDS"); do
           'BEGIN{printf "%.0f", (t1-t0)/hz*1e6/(tp*s)}')
       fi
       hwm=$(rss "$pid" | cut -d' ' -f2)
+      split=$(rss_split "$pid")
       load=$(cut -d' ' -f1 /proc/loadavg)
-      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\n" "$round" "$t" "$c" "$tp" \
+      printf "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\n" "$round" "$t" "$c" "$tp" \
         "$(json p50_ms "$res")" "$(json p90_ms "$res")" "$(json p99_ms "$res")" "$(json max_ms "$res")" \
         "$(json errors "$res")" "$cpu_us" "$(json generator_cpu_us_per_check "$res")" "$db_us" "${IDLE[$t]}" "$peak" "$hwm" "$load" \
-        "$(json machine_busy_pct "$res")" "$(json generator_cpu_pct "$res")" | tee -a "$OUT/runs.tsv"
+        "$(json machine_busy_pct "$res")" "$(json generator_cpu_pct "$res")" "${split% *}" "${split#* }" | tee -a "$OUT/runs.tsv"
     done
   done
 done
@@ -272,6 +277,9 @@ END {
   }
 }' "$OUT/runs.tsv"
 echo "Load average (1 min) during the runs: $(awk -F'\t' 'NR>1{print $16}' "$OUT/runs.tsv" | sort -n | sed -n '1p;$p' | paste -sd- )"
+
+echo "Resident memory at the end of the runs under load, largest: the process's own (anonymous) + its binary and files mapped in (file-backed, shared with the page cache):"
+awk -F'\t' 'NR>1 { if ($19>a[$2]) a[$2]=$19; if ($20>f[$2]) f[$2]=$20 } END { for (t in a) printf "  %s: %.1f + %.1f MiB\n", t, a[t], f[t] }' "$OUT/runs.tsv"
 
 # Idle again: what each server holds once the load has stopped.
 sleep 5
