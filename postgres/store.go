@@ -126,19 +126,9 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 // RecordCheck stores a decided check with its new approval and audit entries
 // in one transaction.
 func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse, entries []*rein.Entry) (*rein.CheckRecord, error) {
-	encs, err := rein.EncodeEntries(entries)
+	encs, body, reviewBody, err := storesql.EncodeCheck(rec, entries)
 	if err != nil {
 		return nil, err
-	}
-	body, err := json.Marshal(rec)
-	if err != nil {
-		return nil, err
-	}
-	var reviewBody []byte
-	if rec.Review != nil {
-		if reviewBody, err = json.Marshal(rec.Review); err != nil {
-			return nil, err
-		}
 	}
 	if batchable(rec, use) {
 		first, err := db.recordBatched(ctx, rec, string(body), encs, created)

@@ -902,23 +902,13 @@ func (db *DB) RevokeKey(ctx context.Context, id string, at time.Time, e *rein.En
 // in one transaction.
 func (db *DB) RecordCheck(ctx context.Context, rec *rein.CheckRecord, created *rein.Approval, use *rein.ApprovalUse, entries []*rein.Entry) (*rein.CheckRecord, error) {
 	var dup *rein.CheckRecord
-	encs, err := rein.EncodeEntries(entries)
-	if err != nil {
-		return nil, err
-	}
 	// The record is encoded here, by its caller, not in the single writer;
 	// its audit index, known only in the writer, is stored in its own
 	// column and set again when the record is read (scanCheck).
 	rec.AuditIndex = 0
-	body, err := json.Marshal(rec)
+	encs, body, reviewBody, err := storesql.EncodeCheck(rec, entries)
 	if err != nil {
 		return nil, err
-	}
-	var reviewBody []byte
-	if rec.Review != nil {
-		if reviewBody, err = json.Marshal(rec.Review); err != nil {
-			return nil, err
-		}
 	}
 	err = db.tx(ctx, func(tx *wtx) error {
 		if rec.Check.RequestID != "" {
