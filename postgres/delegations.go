@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 // CreateDelegation stores a delegation with its audit entries.
@@ -48,24 +49,21 @@ func (db *DB) Delegations(ctx context.Context, tenant string) ([]*rein.Delegatio
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.Delegation, error) { return scanDelegation(r) })
 }
 
-// RevokeDelegation ends a delegation.
+// RevokeDelegation ends a delegation, its row locked
+// (storesql.RevokeDelegation).
 func (db *DB) RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Delegation, error) {
 	var out *rein.Delegation
 	_, err := db.write(ctx, func(tx *wtx) error {
-		d, err := scanDelegation(tx.QueryRow(ctx, "SELECT record FROM delegations WHERE id = $1 FOR UPDATE", id))
-		if err != nil {
-			return err
-		}
-		if d.RevokedAt != nil {
-			return rein.Errorf(rein.ECodeConflict, "delegation %s was already revoked", id)
-		}
-		d.RevokedAt, d.RevokedBy = &at, by
-		body, _ := json.Marshal(d)
-		if _, err := tx.Exec(ctx, "UPDATE delegations SET record = $1 WHERE id = $2", string(body), id); err != nil {
-			return err
-		}
-		out = d
-		return tx.appendEntries(ctx, e)
+		var err error
+		out, err = storesql.RevokeDelegation(ctx, storeTx{tx}, delegationSQL, id, by, at, e)
+		return err
 	})
 	return out, err
+}
+
+// delegationSQL is how storesql.RevokeDelegation reads and writes a
+// delegation here, its row locked.
+var delegationSQL = storesql.DelegationSQL{
+	Select: "SELECT record FROM delegations WHERE id = $1 FOR UPDATE",
+	Update: "UPDATE delegations SET record = $1 WHERE id = $2",
 }

@@ -254,34 +254,6 @@ func TestEmptyBucketAnsweredWithoutLock(t *testing.T) {
 	}
 }
 
-// TestSignOuts: a signed-out console session stays refused until its time;
-// rows past their time are dropped by the next sign-out.
-func TestSignOuts(t *testing.T) {
-	ctx := context.Background()
-	db := open(t)
-	if out, err := db.SignedOut(ctx, "n1"); err != nil || out {
-		t.Fatalf("before sign-out: %v %v", out, err)
-	}
-	if err := db.SignOut(ctx, "n1", time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SignOut(ctx, "n1", time.Now().Add(time.Hour)); err != nil {
-		t.Fatalf("signing out twice: %v", err)
-	}
-	if out, err := db.SignedOut(ctx, "n1"); err != nil || !out {
-		t.Fatalf("after sign-out: %v %v", out, err)
-	}
-	if err := db.SignOut(ctx, "old", time.Now().Add(-time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SignOut(ctx, "n2", time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if out, _ := db.SignedOut(ctx, "old"); out {
-		t.Fatal("a sign-out past its time was kept")
-	}
-}
-
 func TestEscalationsFromBeforeTheColumn(t *testing.T) {
 	db := open(t)
 	m, err := migrations.ReadFile("migrations/0011_due_escalations.sql")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein"
+	"github.com/reinhq/rein/internal/storesql"
 )
 
 // CreateDelegation stores a delegation with its audit entries.
@@ -43,25 +44,20 @@ func scanDelegation(row scanner) (*rein.Delegation, error) {
 	return d, json.Unmarshal([]byte(body), d)
 }
 
-// RevokeDelegation ends a delegation.
+// RevokeDelegation ends a delegation (storesql.RevokeDelegation).
 func (db *DB) RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Delegation, error) {
 	var out *rein.Delegation
 	err := db.tx(ctx, func(tx *wtx) error {
-		d, err := scanDelegation(tx.QueryRowContext(ctx, "SELECT record FROM delegations WHERE id = ?", id))
-		if err != nil {
-			return rein.ErrNotFound
-		}
-		if d.RevokedAt != nil {
-			return rein.Errorf(rein.ECodeConflict, "delegation %s was already revoked", id)
-		}
-		d.RevokedAt, d.RevokedBy = &at, by
-		body, _ := json.Marshal(d)
-		if _, err := tx.ExecContext(ctx, "UPDATE delegations SET record = ? WHERE id = ?", string(body), id); err != nil {
-			return err
-		}
-		out = d
-		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
+		var err error
+		out, err = storesql.RevokeDelegation(ctx, storeTx{tx}, delegationSQL, id, by, at, e)
 		return err
 	})
 	return out, err
+}
+
+// delegationSQL is how storesql.RevokeDelegation reads and writes a
+// delegation here.
+var delegationSQL = storesql.DelegationSQL{
+	Select: "SELECT record FROM delegations WHERE id = ?",
+	Update: "UPDATE delegations SET record = ? WHERE id = ?",
 }

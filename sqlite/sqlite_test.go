@@ -82,34 +82,6 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	}
 }
 
-// TestSignOuts: a signed-out console session stays refused until its time;
-// rows past their time are dropped by the next sign-out.
-func TestSignOuts(t *testing.T) {
-	ctx := context.Background()
-	db := open(t)
-	if out, err := db.SignedOut(ctx, "n1"); err != nil || out {
-		t.Fatalf("before sign-out: %v %v", out, err)
-	}
-	if err := db.SignOut(ctx, "n1", time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SignOut(ctx, "n1", time.Now().Add(time.Hour)); err != nil {
-		t.Fatalf("signing out twice: %v", err)
-	}
-	if out, err := db.SignedOut(ctx, "n1"); err != nil || !out {
-		t.Fatalf("after sign-out: %v %v", out, err)
-	}
-	if err := db.SignOut(ctx, "old", time.Now().Add(-time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.SignOut(ctx, "n2", time.Now().Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if out, _ := db.SignedOut(ctx, "old"); out {
-		t.Fatal("a sign-out past its time was kept")
-	}
-}
-
 // A session's checks are read from one index: session.repeats counted
 // from the index alone by a direct seek, and a page of a session's checks
 // found in the index before any record is read. A session index that needs

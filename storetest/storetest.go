@@ -48,6 +48,8 @@ func Run(t *testing.T, open Open) {
 		{"SessionEndAmongConcurrentChecks", sessionEndAmongChecks},
 		{"NewSessionAmongConcurrentChecks", newSessionAmongChecks},
 		{"ContainSession", containSession},
+		// DelegationStore (delegation.go)
+		{"Delegations", delegations},
 		// ReviewStore (review.go), ProposalStore (proposal.go)
 		{"Reviews", reviews},
 		{"Proposals", proposals},
@@ -62,6 +64,8 @@ func Run(t *testing.T, open Open) {
 		// PasskeyStore (passkey.go), PushSubscriptionStore (push.go)
 		{"Passkeys", passkeys},
 		{"PushSubscriptions", pushSubscriptions},
+		// SignOutStore (signout.go)
+		{"SignOuts", signOuts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

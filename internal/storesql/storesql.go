@@ -245,3 +245,36 @@ func RemoveLock(ctx context.Context, tx Tx, q LockSQL, id, by string, at time.Ti
 	}
 	return l, tx.Append(ctx, []*rein.Entry{e})
 }
+
+// DelegationSQL is a dialect's statements for RevokeDelegation.
+type DelegationSQL struct {
+	// Select reads the record of the delegation whose id is its one
+	// argument, locking the row where the engine locks rows.
+	Select string
+	// Update sets record of the delegation whose id is its second
+	// argument.
+	Update string
+}
+
+// RevokeDelegation ends the delegation id, revoked by by at at, inside tx
+// with its audit entry e: an unknown delegation is rein.ErrNotFound, one
+// revoked already a conflict. The delegation is returned once it is
+// written, even when appending e then fails.
+func RevokeDelegation(ctx context.Context, tx Tx, q DelegationSQL, id, by string, at time.Time, e *rein.Entry) (*rein.Delegation, error) {
+	d, err := ScanRecord[rein.Delegation](tx.QueryRow(ctx, q.Select, id), "delegation")
+	if err != nil {
+		return nil, err
+	}
+	if d.RevokedAt != nil {
+		return nil, rein.Errorf(rein.ECodeConflict, "delegation %s was already revoked", id)
+	}
+	d.RevokedAt, d.RevokedBy = &at, by
+	body, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, q.Update, string(body), id); err != nil {
+		return nil, err
+	}
+	return d, tx.Append(ctx, []*rein.Entry{e})
+}
