@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -52,29 +51,34 @@ const (
 
 // inner is what the rein process inside the sandbox is told.
 type inner struct {
-	Socket    string    `json:"socket"`
-	Port      int       `json:"port"`
-	Forward   []Forward `json:"forward,omitempty"`
-	Read      []string  `json:"read"`
-	Write     []string  `json:"write"`
-	Command   []string  `json:"command"`
-	Workspace string    `json:"workspace"`
-	// Notify is the socket of the supervisor outside that receives the
-	// notification descriptor of the filter on writing calls.
+	// Ports are the loopback ports it listens on inside (the egress
+	// proxy's first, then Spec.Forward's), whose listeners it hands out.
+	Ports     []int    `json:"ports"`
+	Read      []string `json:"read"`
+	Write     []string `json:"write"`
+	Command   []string `json:"command"`
+	Workspace string   `json:"workspace"`
+	// Notify is the socket of rein run outside that receives the
+	// notification descriptor of the filter on writing calls and the
+	// listeners of Ports.
 	Notify string `json:"notify"`
-	// Limits are applied to the command (and so to all it starts) by a
-	// rein process of its own that then becomes the command.
+	// Limits are applied to this process just before it becomes the
+	// command (and so to all the command starts).
 	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Command builds the contained run: bubblewrap builds a new root from
 // exactly the paths allowed, in new user, mount, pid, network, IPC and UTS
 // namespaces (no route out: only loopback), with every capability dropped
-// and no new user namespaces; inside, rein applies Landlock and seccomp and
-// runs the command.
+// and no new user namespaces; inside, rein applies Landlock and seccomp,
+// hands its listeners and the filter's descriptor to s.NotifySocket, then
+// becomes the command. The caller seeds the home first (SeedHome).
 func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 	if m := f.Missing(); m != "" {
 		return nil, fmt.Errorf("containment cannot be set up: %s", m)
+	}
+	if s.NotifySocket == "" || filepath.Dir(s.NotifySocket) != filepath.Dir(s.ProxySocket) {
+		return nil, fmt.Errorf("the socket %q is not in the run's directory %s", s.NotifySocket, filepath.Dir(s.ProxySocket))
 	}
 	home := filepath.Join(s.Private, "home")
 	masked := filepath.Join(s.Private, "masked")
@@ -87,7 +91,6 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 		return nil, err
 	}
 	os.Chmod(masked, 0o000)
-	seedHome(home)
 
 	args := []string{
 		"--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns", "--assert-userns-disabled",
@@ -122,12 +125,9 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 		args = append(args, "--ro-bind", f.Src, f.Dst)
 		read = append(read, f.Dst)
 	}
-	var forward []Forward
+	ports := []int{s.ProxyPort}
 	for _, f := range s.Forward {
-		if filepath.Dir(f.Socket) != filepath.Dir(s.ProxySocket) {
-			return nil, fmt.Errorf("the socket %s is not in the run's directory %s", f.Socket, filepath.Dir(s.ProxySocket))
-		}
-		forward = append(forward, Forward{Port: f.Port, Socket: filepath.Join(insideRun, filepath.Base(f.Socket))})
+		ports = append(ports, f.Port)
 	}
 	for _, kv := range append(Env(s.Profile, s.Environ, insideHome, s.ProxyPort), s.Pass...) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -138,14 +138,8 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 		dir = s.Workspace
 	}
 	args = append(args, "--chdir", dir)
-	in := inner{Socket: filepath.Join(insideRun, filepath.Base(s.ProxySocket)), Port: s.ProxyPort, Forward: forward, Read: read,
-		Write: []string{s.Workspace, "/tmp", insideHome}, Command: s.Command, Workspace: s.Workspace, Limits: s.Profile.Limits}
-	if s.NotifySocket != "" {
-		if filepath.Dir(s.NotifySocket) != filepath.Dir(s.ProxySocket) {
-			return nil, fmt.Errorf("the socket %s is not in the run's directory %s", s.NotifySocket, filepath.Dir(s.ProxySocket))
-		}
-		in.Notify = filepath.Join(insideRun, filepath.Base(s.NotifySocket))
-	}
+	in := inner{Ports: ports, Read: read, Write: []string{s.Workspace, "/tmp", insideHome}, Command: s.Command, Workspace: s.Workspace,
+		Notify: filepath.Join(insideRun, filepath.Base(s.NotifySocket)), Limits: s.Profile.Limits}
 	spec, _ := json.Marshal(in)
 	args = append(args, "--", insideSelf, initCommand, string(spec))
 	cmd := exec.Command(f.Bwrap, args...)
@@ -153,22 +147,45 @@ func Command(s Spec, f Features, w Walls) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// seedHome gives the private home what work needs from the real one: the
-// git identity, and nothing else.
-func seedHome(home string) {
-	var cfg strings.Builder
-	for _, k := range []string{"user.name", "user.email"} {
-		if out, err := exec.Command("git", "config", "--global", "--get", k).Output(); err == nil {
-			v := strings.TrimSpace(string(out))
-			if v != "" && !strings.ContainsAny(v, "\n\"\\") {
-				name, key, _ := strings.Cut(k, ".")
-				fmt.Fprintf(&cfg, "[%s]\n\t%s = \"%s\"\n", name, key, v)
-			}
+// SeedHome gives the private home of a run (in private, Spec.Private)
+// what work needs from the real one: the git identity, and nothing else.
+// It runs git once, so rein run calls it while it waits for rein.
+func SeedHome(private string) error {
+	home := filepath.Join(private, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	out, err := exec.Command("git", "config", "--global", "--null", "--get-regexp", `^user\.(name|email)$`).Output()
+	if err != nil {
+		return nil // no git, or no identity: the home stays empty
+	}
+	if cfg := gitIdentity(out); cfg != "" {
+		return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg), 0o600)
+	}
+	return nil
+}
+
+// gitIdentity is the .gitconfig of user.name and user.email read from the
+// output of git config --null --get-regexp (entries "key\nvalue\x00"; the
+// last of a key wins, as for git config --get). A value git itself would
+// need quoting or escaping for is left out.
+func gitIdentity(out []byte) string {
+	v := map[string]string{}
+	for _, e := range strings.Split(string(out), "\x00") {
+		k, val, ok := strings.Cut(e, "\n")
+		val = strings.TrimSpace(val)
+		if ok && (k == "user.name" || k == "user.email") && val != "" && !strings.ContainsAny(val, "\n\"\\") {
+			v[k] = val
 		}
 	}
-	if cfg.Len() > 0 {
-		os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(cfg.String()), 0o600)
+	var cfg strings.Builder
+	for _, k := range []string{"user.name", "user.email"} {
+		if v[k] != "" {
+			_, key, _ := strings.Cut(k, ".")
+			fmt.Fprintf(&cfg, "[user]\n\t%s = \"%s\"\n", key, v[k])
+		}
 	}
+	return cfg.String()
 }
 
 // packageDir is the directory of the installed package an executable
@@ -225,29 +242,40 @@ var denied = []string{
 }
 
 // Init is the rein process inside the sandbox (the hidden command
-// sandbox-init): it carries the egress proxy's port to its Unix socket,
-// applies Landlock (filesystem: read the profile's paths, write the
-// workspace, home and temp; no abstract Unix sockets or signals outside the
-// sandbox) and seccomp, then runs the command and exits with its status.
+// sandbox-init): it listens on the loopback ports inside (the egress
+// proxy's, the forwarded ones), applies Landlock (filesystem: read the
+// profile's paths, write the workspace, home and temp; no abstract Unix
+// sockets or signals outside the sandbox) and seccomp, hands the listeners
+// and the filter's descriptor to rein run outside (which carries each
+// connection to its socket), applies the profile's limits and becomes the
+// command: one rein process inside, and none left once the command runs.
 func Init(spec string) int {
 	var in inner
-	if err := json.Unmarshal([]byte(spec), &in); err != nil || len(in.Command) == 0 {
+	if err := json.Unmarshal([]byte(spec), &in); err != nil || len(in.Command) == 0 || len(in.Ports) == 0 || in.Notify == "" {
 		fmt.Fprintln(os.Stderr, "rein sandbox-init: bad specification")
 		return 2
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(in.Port))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rein run: the egress proxy cannot listen inside: %v\n", err)
-		return 2
-	}
-	go forward(l, in.Socket)
-	for _, f := range in.Forward {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(f.Port))
+	var listeners []*os.File
+	for _, port := range in.Ports {
+		l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "rein run: cannot listen inside on 127.0.0.1:%d: %v\n", f.Port, err)
+			fmt.Fprintf(os.Stderr, "rein run: cannot listen inside on 127.0.0.1:%d: %v\n", port, err)
 			return 2
 		}
-		go forward(l, f.Socket)
+		f, err := l.File() // a descriptor of its own, close-on-exec
+		l.Close()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "rein run: cannot listen inside on 127.0.0.1:%d: %v\n", port, err)
+			return 2
+		}
+		listeners = append(listeners, f)
+	}
+	// What the command runs is found before the walls stand (the same
+	// PATH and files either way): its absence is the command's exit 127.
+	path, err := exec.LookPath(in.Command[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
+		return 127
 	}
 
 	rules := []landlock.Rule{
@@ -285,53 +313,39 @@ func Init(spec string) int {
 		fmt.Fprintf(os.Stderr, "rein run: seccomp could not be applied, so nothing runs: %v\n", err)
 		return 2
 	}
-	if in.Notify != "" {
-		fd, err := installNotify()
-		if err == nil {
-			err = sendFD(in.Notify, fd)
-			syscall.Close(fd)
+	fd, err := installNotify()
+	if err == nil {
+		fds := []int{fd}
+		for _, f := range listeners {
+			fds = append(fds, int(f.Fd()))
 		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "rein run: the writes the walls refuse could not be put on the record, so nothing runs: %v\n", err)
-			return 2
-		}
+		err = sendFDs(in.Notify, fds)
+		syscall.Close(fd)
 	}
-
-	cmd := exec.Command(in.Command[0], in.Command[1:]...)
-	if in.Limits != nil && *in.Limits != (Limits{}) {
-		// Not this process's own limits: its threads count towards the
-		// processes of the run, and it must stay able to make them.
-		l, _ := json.Marshal(in.Limits)
-		cmd = exec.Command(insideSelf, append([]string{LimitsCommand, string(l), "--"}, in.Command...)...)
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
-		return 127
-	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	go func() {
-		for s := range sigs {
-			cmd.Process.Signal(s)
-		}
-	}()
-	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); ok {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
+	for _, f := range listeners {
+		f.Close()
 	}
 	if err != nil {
-		return 1
+		fmt.Fprintf(os.Stderr, "rein run: the writes the walls refuse could not be put on the record, so nothing runs: %v\n", err)
+		return 2
 	}
-	return 0
+	// Nothing of this process passes to the command but its standard
+	// streams: every other descriptor closes at exec.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
+		return 2
+	}
+	var l Limits
+	if in.Limits != nil {
+		l = *in.Limits
+	}
+	return execLimited(path, in.Command, os.Environ(), l)
 }
 
-// forward carries every connection to a port inside (the egress proxy's,
-// the hooks' relay's, a model endpoint's) to its Unix socket outside.
-func forward(l net.Listener, socket string) {
+// carry carries every connection to a port inside (the egress proxy's,
+// the hooks' relay's, a model endpoint's), accepted on l, to its Unix
+// socket, until l is closed.
+func carry(l net.Listener, socket string) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -354,39 +368,14 @@ func forward(l net.Listener, socket string) {
 	}
 }
 
-// LimitsCommand is the hidden command that applies a run's limits to
-// itself and then becomes the contained command.
-const LimitsCommand = "sandbox-limits"
-
-// ExecLimited is LimitsCommand: args are the limits (JSON), "--" and the
-// command. Each limit is set as the soft and the hard limit, never above
-// the hard limit in force (an unprivileged process cannot raise it).
-func ExecLimited(args []string) int {
-	var l Limits
-	if len(args) < 3 || args[1] != "--" || json.Unmarshal([]byte(args[0]), &l) != nil {
-		fmt.Fprintln(os.Stderr, "rein "+LimitsCommand+" is started by rein run, not by hand")
-		return 2
-	}
-	path, err := exec.LookPath(args[2])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
-		return 127
-	}
-	// Everything execve needs is made before the limits: a smaller
-	// address space or file size must not meet this process's own
-	// allocations (the collector is off from here on).
-	argv0, err := syscall.BytePtrFromString(path)
-	if err != nil {
-		return 127
-	}
-	argv, err := syscall.SlicePtrFromStrings(args[2:])
-	if err != nil {
-		return 127
-	}
-	envv, err := syscall.SlicePtrFromStrings(os.Environ())
-	if err != nil {
-		return 127
-	}
+// execLimited applies the limits l to this process, each as the soft and
+// the hard limit and never above the hard limit in force (an unprivileged
+// process cannot raise it), then becomes the command path (argv, env). It
+// returns only when that fails: 2 when a limit cannot be applied (nothing
+// runs), 126 when exec fails.
+func execLimited(path string, args, env []string, l Limits) int {
+	// The collector is off from here on: a smaller address space must not
+	// meet a collection of this process's own.
 	const mib = 1 << 20
 	limits := []struct {
 		res  int
@@ -402,19 +391,20 @@ func ExecLimited(args []string) int {
 		if r.v <= 0 {
 			continue
 		}
-		var cur unix.Rlimit
-		if err := unix.Getrlimit(r.res, &cur); err != nil {
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(r.res, &cur); err != nil {
 			fmt.Fprintf(os.Stderr, "rein run: limit %s: %v\n", r.name, err)
 			return 2
 		}
 		v := min(uint64(r.v), cur.Max)
-		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+		// syscall's Setrlimit, so that Exec keeps a limit of open files
+		// (without one, Exec gives back the limit rein started with).
+		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
 			fmt.Fprintf(os.Stderr, "rein run: the profile's limit %s could not be applied, so nothing runs: %v\n", r.name, err)
 			return 2
 		}
 	}
-	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
-	err = errno
-	fmt.Fprintf(os.Stderr, "rein run: %v\n", err)
+	err := syscall.Exec(path, args, env)
+	fmt.Fprintf(os.Stderr, "rein run: %s: %v\n", path, err)
 	return 126
 }

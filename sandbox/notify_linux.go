@@ -239,44 +239,86 @@ func installNotify() (int, error) {
 	return int(fd), nil
 }
 
-// sendFD hands fd to the supervisor listening on socket.
-func sendFD(socket string, fd int) error {
+// sendFDs hands fds to rein run, listening on socket.
+func sendFDs(socket string, fds []int) error {
 	c, err := net.DialTimeout("unix", socket, 10*time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	_, _, err = c.(*net.UnixConn).WriteMsgUnix([]byte{1}, unix.UnixRights(fd), nil)
+	_, _, err = c.(*net.UnixConn).WriteMsgUnix([]byte{1}, unix.UnixRights(fds...), nil)
 	return err
 }
 
-// ReceiveNotify accepts the one connection of the sandbox's rein process on
-// l and returns the notification descriptor it sends; l is closed then, so
-// that nothing else can hand rein a descriptor.
-func ReceiveNotify(l *net.UnixListener) (int, error) {
+// Handoff is what the sandbox's rein process hands to rein run once its
+// walls stand and before it becomes the command: the notification
+// descriptor of the filter on writing calls (for a Supervisor) and the
+// listeners of the loopback ports inside, whose connections rein run
+// carries to their sockets outside.
+type Handoff struct {
+	Notify    int
+	listeners []net.Listener
+}
+
+// Receive accepts the one connection of the sandbox's rein process on l
+// and takes what it hands over for the run s: the notification descriptor,
+// then one listener for s.ProxyPort and one for each of s.Forward, each
+// carried to its socket until Close. l is closed then, so that nothing
+// else can hand rein a descriptor.
+func Receive(l *net.UnixListener, s Spec) (*Handoff, error) {
 	defer l.Close()
 	c, err := l.AcceptUnix()
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	defer c.Close()
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	want := 2 + len(s.Forward)
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4*want))
 	_, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
-		return -1, fmt.Errorf("the sandbox sent no notification descriptor")
+		return nil, fmt.Errorf("the sandbox sent no notification descriptor")
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
+	if err != nil || len(fds) != want {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return -1, fmt.Errorf("the sandbox sent no notification descriptor")
+		return nil, fmt.Errorf("the sandbox sent %d descriptors, not the %d of its filter and ports", len(fds), want)
 	}
-	return fds[0], nil
+	h := &Handoff{Notify: fds[0]}
+	sockets := []string{s.ProxySocket}
+	for _, f := range s.Forward {
+		sockets = append(sockets, f.Socket)
+	}
+	for i, fd := range fds[1:] {
+		f := os.NewFile(uintptr(fd), "listener")
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			for _, fd := range fds[i+2:] {
+				unix.Close(fd)
+			}
+			h.Close()
+			unix.Close(h.Notify)
+			return nil, fmt.Errorf("the sandbox handed over no listener for its port: %v", err)
+		}
+		h.listeners = append(h.listeners, ln)
+		go carry(ln, sockets[i])
+	}
+	return h, nil
+}
+
+// Close stops carrying the sandbox's connections (those under way go on
+// until either side closes them). The notification descriptor is the
+// Supervisor's to close.
+func (h *Handoff) Close() {
+	for _, l := range h.listeners {
+		l.Close()
+	}
 }
 
 // Serve answers notifications on fd until ctx ends or no process of the

@@ -26,17 +26,17 @@ func Init(string) int {
 	return 2
 }
 
-// ReceiveNotify is never called outside Linux.
-func ReceiveNotify(*net.UnixListener) (int, error) { return -1, errNotLinux }
+// SeedHome has nothing to seed outside Linux.
+func SeedHome(string) error { return errNotLinux }
+
+// Handoff is never made outside Linux.
+type Handoff struct{ Notify int }
+
+// Receive is never called outside Linux.
+func Receive(*net.UnixListener, Spec) (*Handoff, error) { return nil, errNotLinux }
+
+// Close has nothing to close outside Linux.
+func (h *Handoff) Close() {}
 
 // Serve is never called outside Linux.
 func (s *Supervisor) Serve(context.Context, int) {}
-
-// LimitsCommand is the hidden command of a contained run's limits.
-const LimitsCommand = "sandbox-limits"
-
-// ExecLimited is never run outside Linux.
-func ExecLimited([]string) int {
-	fmt.Fprintln(os.Stderr, errNotLinux)
-	return 2
-}

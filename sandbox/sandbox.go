@@ -35,15 +35,16 @@ type Spec struct {
 	ProxySocket string
 	ProxyPort   int
 	// NotifySocket, in the same directory as ProxySocket, is where rein
-	// run's Supervisor receives the descriptor of the filter that hands it
-	// every write the walls refuse ("" : none is recorded).
+	// run receives (Receive) the descriptor of the filter that hands its
+	// Supervisor every write the walls refuse, and the listeners of the
+	// loopback ports inside.
 	NotifySocket string
-	// Self is the rein binary, run inside as the contained command's parent
-	// to apply Landlock and seccomp and to carry the proxy's port.
+	// Self is the rein binary, run inside to apply Landlock, seccomp and
+	// the limits before it becomes the contained command.
 	Self string
 	// Forward are further loopback ports inside, each carried to a Unix
-	// socket of rein run's in the same directory as ProxySocket: the relay
-	// of the agent's hooks, a model endpoint on this machine.
+	// socket of rein run's: the relay of the agent's hooks, a model
+	// endpoint on this machine.
 	Forward []Forward
 	// Files are files of the caller's shown read only inside, at a path of
 	// their own (an agent's managed settings).

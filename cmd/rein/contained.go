@@ -50,11 +50,16 @@ type containment struct {
 	ws, cwd      string
 	session      string
 	features     sandbox.Features
-	walls        sandbox.Walls
-	self         string
-	private      string
-	sock         string
-	proxy        net.Listener
+	// prepared is closed once walls are found and the private home is
+	// seeded (prepErr says how that went): work done while rein answers
+	// record, awaited before anything runs.
+	prepared chan struct{}
+	prepErr  error
+	walls    sandbox.Walls
+	self     string
+	private  string
+	sock     string
+	proxy    net.Listener
 	// notify receives the descriptor of the sandbox's filter on writing
 	// calls: every write the walls refuse is a check (decideWrite).
 	notify  *net.UnixListener
@@ -97,10 +102,6 @@ func contain(e *env, what string, c *client.Client, profile, workspace, session,
 		fmt.Fprintf(e.stderr, "%s: containment cannot be set up, so nothing runs: %s\n", what, m)
 		return nil, exitUsage
 	}
-	if r.walls, err = sandbox.FindWalls(ws); err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", what, err)
-		return nil, exitUsage
-	}
 	self, err := os.Executable()
 	if err == nil {
 		self, err = filepath.EvalSymlinks(self)
@@ -114,6 +115,17 @@ func contain(e *env, what string, c *client.Client, profile, workspace, session,
 		fmt.Fprintf(e.stderr, "%s: %v\n", what, err)
 		return nil, exitUsage
 	}
+	// The walls of the workspace and the private home (git's identity: a
+	// process of git's) are made while rein answers record.
+	r.prepared = make(chan struct{})
+	go func() {
+		defer close(r.prepared)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); sandbox.SeedHome(r.private) }()
+		r.walls, r.prepErr = sandbox.FindWalls(ws)
+		wg.Wait()
+	}()
 	// The egress proxy, outside, on a Unix socket that the sandbox sees.
 	sockDir := filepath.Join(r.private, "run")
 	if err := os.MkdirAll(sockDir, 0o700); err != nil {
@@ -161,6 +173,9 @@ func contain(e *env, what string, c *client.Client, profile, workspace, session,
 }
 
 func (r *containment) close() {
+	if r.prepared != nil {
+		<-r.prepared // nothing is left writing into the private directory
+	}
 	if r.proxy != nil {
 		r.proxy.Close()
 	}
@@ -173,12 +188,19 @@ func (r *containment) close() {
 // record starts the session contained (sandbox.started), so that policy
 // sees sandbox.contained in its checks: rein refuses a session that already
 // ran outside. The profile applied is the one rein answers with (the
-// policy's).
+// policy's). It returns once the walls of the workspace are found too: when
+// they cannot be, the session ends at once with exit status 2 and nothing
+// runs.
 func (r *containment) record(ctx context.Context, start client.SandboxStart) error {
 	start.Profile, start.Workspace, start.Features = r.profile, r.ws, r.features.String()
 	prof, err := startContained(ctx, r.c, r.session, start)
 	if err != nil {
 		return err
+	}
+	<-r.prepared
+	if r.prepErr != nil {
+		r.c.EndSandbox(context.WithoutCancel(ctx), r.session, client.SandboxEnd{ExitStatus: exitUsage, Quarantined: []string{}})
+		return r.prepErr
 	}
 	r.prof, r.started = prof, time.Now()
 	return nil
@@ -212,14 +234,15 @@ func (r *containment) run(ctx context.Context, command []string, stdin io.Reader
 	supervised := make(chan struct{})
 	go func() {
 		defer close(supervised)
-		fd, err := sandbox.ReceiveNotify(r.notify)
+		h, err := sandbox.Receive(r.notify, spec)
 		if err != nil {
 			return // the sandbox did not start: its rein process refused to run anything
 		}
+		defer h.Close()
 		sup := &sandbox.Supervisor{Workspace: r.ws, Walls: r.walls, Decide: r.decideWrite, Flood: func(n int) {
 			fmt.Fprintf(r.e.stderr, "%s: the command made more than %d writes the walls refuse; the rest are refused without a check\n", r.what, n)
 		}}
-		sup.Serve(watch, fd)
+		sup.Serve(watch, h.Notify)
 	}()
 	err = cmd.Wait()
 	r.notify.Close()

@@ -59,9 +59,6 @@ See docs/containment.md.`,
 		}
 		return sandbox.Init(args[0])
 	}})
-	register(&command{name: sandbox.LimitsCommand, summary: "(internal) applies a contained run's resource limits, then runs its command", run: func(_ context.Context, e *env, args []string) int {
-		return sandbox.ExecLimited(args)
-	}})
 }
 
 const sandboxInit = "sandbox-init"
