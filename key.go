@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,18 +32,26 @@ func HashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// The names' patterns are compiled on first use, not when a program
+// starts: a bounded repetition ({0,127}) compiles to one instruction per
+// repeat, which every start of rein (rein run's inside too) would pay.
 var (
-	keyNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
-	tenantRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	groupRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@/-]{0,127}$`)
+	keyNameRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+	tenantRE  = lazyRE(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	groupRE   = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._@/-]{0,127}$`)
 )
+
+// lazyRE is the regular expression expr, compiled on the first call.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // ValidateKey checks a new key's name, tenant, roles and groups.
 func ValidateKey(k *Key) error {
-	if !keyNameRE.MatchString(k.Name) {
+	if !keyNameRE().MatchString(k.Name) {
 		return Errorf(ECodeBadRequest, "key name %q: use 1-128 letters, digits, '.', '_', '@' or '-' (no '/': it separates sub-agents)", k.Name)
 	}
-	if k.Tenant != AllTenants && !tenantRE.MatchString(k.Tenant) {
+	if k.Tenant != AllTenants && !tenantRE().MatchString(k.Tenant) {
 		return Errorf(ECodeBadRequest, "tenant %q: use 1-64 lower-case letters, digits, '.', '_' or '-'", k.Tenant)
 	}
 	if len(k.Roles) == 0 {
@@ -63,7 +72,7 @@ func ValidateKey(k *Key) error {
 		seen[r] = true
 	}
 	for _, g := range k.Groups {
-		if !groupRE.MatchString(g) {
+		if !groupRE().MatchString(g) {
 			return Errorf(ECodeBadRequest, "group %q: use 1-128 letters, digits, '.', '_', '@', '/' or '-'", g)
 		}
 	}
@@ -71,7 +80,7 @@ func ValidateKey(k *Key) error {
 }
 
 // ValidTenant reports whether t is a usable tenant name ("*" excluded).
-func ValidTenant(t string) bool { return tenantRE.MatchString(t) }
+func ValidTenant(t string) bool { return tenantRE().MatchString(t) }
 
 // Role is what a key may do (api.md, Roles).
 type Role string

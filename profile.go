@@ -3,7 +3,6 @@ package rein
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -125,10 +124,11 @@ var unreadable = []struct {
 	{"/etc/netrc", "stored passwords", false},
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+var envNameRE = lazyRE(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
-// ProfileNameRE is what a profile's name looks like.
-var ProfileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+// ProfileNameRE is what a profile's name looks like (compiled on first
+// use).
+var ProfileNameRE = lazyRE(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // CheckProfileRead says why a profile may not make path p readable, or
 // nil. The message says how to fix it.
@@ -173,7 +173,7 @@ func example(dir string) string {
 // contained run, or nil.
 func CheckProfileEnv(name string) error {
 	switch {
-	case !envNameRE.MatchString(name):
+	case !envNameRE().MatchString(name):
 		return fmt.Errorf("%q is not a variable name (letters, digits and _, not starting with a digit)", name)
 	case SecretShapedEnv(name):
 		return fmt.Errorf("%s is shaped like a secret (or reaches one), and secrets never pass into a contained run; an agent CLI's own credential is handled by rein run", name)
@@ -189,7 +189,7 @@ func CheckProfileEnv(name string) error {
 // to fix it; nil when it is sound.
 func (p Profile) Problems() []string {
 	var out []string
-	if !ProfileNameRE.MatchString(p.Name) {
+	if !ProfileNameRE().MatchString(p.Name) {
 		out = append(out, fmt.Sprintf("profile name %q: use lower-case letters, digits, '.', '_' and '-' (at most 64)", p.Name))
 	}
 	for _, r := range p.Read {

@@ -40,7 +40,7 @@ func compileProfiles(src []byte, in map[string]profileYAML) (map[string]rein.Pro
 			}
 			ps = append(ps, Problem{Line: line, Message: fmt.Sprintf("profile %s: ", name) + fmt.Sprintf(format, args...)})
 		}
-		if !rein.ProfileNameRE.MatchString(name) {
+		if !rein.ProfileNameRE().MatchString(name) {
 			bad(0, "use lower-case letters, digits, '.', '_' and '-' (at most 64) for a profile's name")
 		}
 		if len(y.Read) == 0 {
