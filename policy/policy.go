@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"cel.dev/cel-go/cel"
@@ -233,12 +234,19 @@ var knownFields = map[string][2]string{
 	"policy.modifyYAML":   {"modify", "remove, set"},
 }
 
+// The patterns are compiled on first use, not at every start of rein (a
+// bounded repetition compiles to one instruction per repeat).
 var (
-	unknownFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
-	yamlLineRE     = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	ruleIDRE       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	selectorRE     = regexp.MustCompile(`^(client|(group|user|role):[A-Za-z0-9._@/-]{1,128})$`)
+	unknownFieldRE = lazyRE(`^line (\d+): field (\S+) not found in type (\S+)$`)
+	yamlLineRE     = lazyRE(`^(?:yaml: )?line (\d+): (.*)$`)
+	ruleIDRE       = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	selectorRE     = lazyRE(`^(client|(group|user|role):[A-Za-z0-9._@/-]{1,128})$`)
 )
+
+// lazyRE is the regular expression expr, compiled on the first call.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // MaxSourceBytes bounds a policy file.
 const MaxSourceBytes = 4 << 20
@@ -307,7 +315,7 @@ func Compile(src []byte) (*Policy, error) {
 		if len(r.Reviewers) > 0 {
 			p.Reviews.Reviewers = r.Reviewers
 			for _, s := range r.Reviewers {
-				if !selectorRE.MatchString(s) || s == "client" {
+				if !selectorRE().MatchString(s) || s == "client" {
 					ps = append(ps, Problem{Message: fmt.Sprintf("reviews reviewer %q: use group:<name>, user:<key name> or role:<role>", s)})
 				}
 			}
@@ -365,7 +373,7 @@ func compileRule(ry ruleYAML, line int, defaults Approval) (*Rule, Problems) {
 	switch {
 	case id == "":
 		bad("missing id: give every rule a unique id, e.g. `id: shell-destructive`")
-	case !ruleIDRE.MatchString(id):
+	case !ruleIDRE().MatchString(id):
 		bad("id %q: use letters, digits, '.', '_', ':' and '-' (at most 128)", id)
 	}
 	r := &Rule{ID: id, Line: line, Reason: ry.Reason}
@@ -499,7 +507,7 @@ func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Prob
 		}
 	}
 	for _, s := range a.Approvers {
-		if !selectorRE.MatchString(s) {
+		if !selectorRE().MatchString(s) {
 			bad("approver %q: use group:<name>, user:<key name>, role:<role> or client", s)
 		}
 		if r, ok := strings.CutPrefix(s, "role:"); ok && !validRole(r) {
@@ -548,7 +556,7 @@ func overlayApproval(a Approval, y *approvalYAML, rule string, line int, ps Prob
 				bad("approval escalate after %s: name the approvers it adds", e.After)
 			}
 			for _, s := range e.Approvers {
-				if !selectorRE.MatchString(s) || s == "client" {
+				if !selectorRE().MatchString(s) || s == "client" {
 					bad("escalate approver %q: use group:<name>, user:<key name> or role:<role>", s)
 				}
 			}
@@ -604,7 +612,7 @@ func yamlProblems(err error) Problems {
 	}
 	var ps Problems
 	for _, m := range msgs {
-		if g := unknownFieldRE.FindStringSubmatch(m); g != nil {
+		if g := unknownFieldRE().FindStringSubmatch(m); g != nil {
 			n, _ := strconv.Atoi(g[1])
 			where, known := "the policy", ""
 			if k, ok := knownFields[g[3]]; ok {
@@ -613,7 +621,7 @@ func yamlProblems(err error) Problems {
 			ps = append(ps, Problem{Line: n, Message: fmt.Sprintf("unknown field %q in %s%s", g[2], where, known)})
 			continue
 		}
-		if g := yamlLineRE.FindStringSubmatch(m); g != nil {
+		if g := yamlLineRE().FindStringSubmatch(m); g != nil {
 			n, _ := strconv.Atoi(g[1])
 			ps = append(ps, Problem{Line: n, Message: strings.ReplaceAll(g[2], "policy.", "")})
 			continue
@@ -735,7 +743,7 @@ func compileReview(v any) (*Review, error) {
 				r.Reviewers = nil
 				for _, s := range list {
 					str, _ := s.(string)
-					if !selectorRE.MatchString(str) || str == "client" {
+					if !selectorRE().MatchString(str) || str == "client" {
 						return nil, fmt.Errorf("reviewer %v: use group:<name>, user:<key name> or role:<role>", s)
 					}
 					r.Reviewers = append(r.Reviewers, str)
