@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -61,7 +62,9 @@ var DefaultAsk = []string{"role:approver", "role:admin"}
 // durable requests from pending to a final state).
 type Transition = approval.Transition
 
-var selectorRE = regexp.MustCompile(`^(group|user|role):[A-Za-z0-9._@/-]{1,128}$`)
+// selectorRE is compiled on first use, not at every start of rein (its
+// bounded repetition compiles to one instruction per repeat).
+var selectorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(group|user|role):[A-Za-z0-9._@/-]{1,128}$`) })
 
 func bad(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadQuestion, fmt.Sprintf(format, args...))
@@ -106,7 +109,7 @@ func Prepare(q *rein.Question) error {
 		q.Ask = slices.Clone(DefaultAsk)
 	}
 	for _, s := range q.Ask {
-		if !selectorRE.MatchString(s) {
+		if !selectorRE().MatchString(s) {
 			return bad(`ask selector %q: use group:<name>, user:<key name> or role:<role>`, s)
 		}
 	}
