@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein"
 	"github.com/reinhq/rein/approval"
@@ -19,11 +20,13 @@ import (
 
 const csrfCookie = "rein_link"
 
-// page is the link page: the approval, its risk and rule, its arguments as
+// page is the link page (parsed on first use, not at every start of
+// rein): the approval, its risk and rule, its arguments as
 // the e-mail shows them (layout), and while the link can vote the Reject
 // button and, when the whole action is shown, the Approve button. Values
 // are escaped by html/template, and their hidden characters written out.
-var page = template.Must(template.New("link").Funcs(template.FuncMap{"visible": notify.Visible}).Parse(`<!doctype html>
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("link").Funcs(template.FuncMap{"visible": notify.Visible}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>{{.Title}} · rein</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}
@@ -57,6 +60,7 @@ This page cannot approve them: open the approval in the console to read them in 
 {{if .Console}}<p><a href="{{.Console}}">Open in the console</a></p>{{end}}
 </body></html>
 `))
+})
 
 type view struct {
 	Title, Status, Action, CSRF, Who, Console string
@@ -302,7 +306,7 @@ func (m *Mailer) console(a *rein.Approval) string {
 func (m *Mailer) render(w http.ResponseWriter, code int, v view) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	page.Execute(w, v.version())
+	page().Execute(w, v.version())
 }
 
 func randomToken() string {
