@@ -24,15 +24,23 @@ import (
 //     integrator takes a new term in audit_head; each move is one
 //     transaction that ends with a compare-and-set of (size, term) on the
 //     head, so a deposed integrator cannot write even if it still runs.
-//   - The integrator NOTIFYs rein_audit after each move; every process's
+//   - Writers do not notify: the integrator looks at the outbox every
+//     outboxPoll (a local writer wakes it at once). After each move it
+//     sends one wake-up NOTIFY (coalesced, outside the move's transaction:
+//     it is the only process that notifies, notify.go); every process's
 //     listener then looks up the indexes its writers wait for.
-//   - The integrator also signs checkpoints (the seal hook), every second.
+//   - The integrator also signs checkpoints (the seal hook) every second,
+//     in a goroutine of its own beside the moves.
 //
 // When the integrator dies, PostgreSQL ends its session and releases the
 // lock; another replica's election loop takes it within a second or so.
 
 // integrateBatch bounds the entries moved per transaction.
 const integrateBatch = 4096
+
+// outboxPoll is how often the integrator looks at the outbox when no local
+// writer woke it: the other replicas' writers do not notify (notify.go).
+const outboxPoll = 2 * time.Millisecond
 
 // waitLimit bounds how long a writer waits for its index.
 const waitLimit = 30 * time.Second
@@ -154,27 +162,25 @@ func (db *DB) resolveIndexes(ctx context.Context) {
 	}
 }
 
-// listen holds a connection that LISTENs to the schema's channels,
-// reconnecting when it breaks.
+// listen holds a connection that LISTENs for the integrating replica's
+// wake-ups (notify.go), reconnecting when it breaks.
 func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 	once := sync.OnceFunc(func() { close(ready) })
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, db.conn)
+		conn, err := db.connect(ctx, "listener")
 		if err != nil {
 			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
-		for _, ch := range []string{db.chAudit, db.chOutbox, db.chChange} {
+		for _, ch := range []string{db.chAudit, db.chChange} {
 			if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
 				break
 			}
 		}
 		if err == nil {
 			once()
-			db.keys.listen(true)
-			db.open.listen(true)
-			db.idx.signal()         // what was integrated while nobody listened
-			db.subs.deliver(Resync) // changes made while nobody listened
+			db.idx.signal()  // what was integrated while nobody listened
+			db.kickChanges() // and changed
 			for {
 				n, err := conn.WaitForNotification(ctx)
 				if err != nil {
@@ -183,26 +189,11 @@ func (db *DB) listen(ctx context.Context, ready chan struct{}) {
 				switch n.Channel {
 				case db.chAudit:
 					db.idx.signal()
-				case db.chOutbox:
-					select {
-					case db.outboxKick <- struct{}{}:
-					default:
-					}
 				case db.chChange:
-					switch n.Payload {
-					case keysChanged:
-						db.keys.forget()
-					case sessionsChanged:
-						db.open.forget()
-					}
-					if p, ok := db.received(ctx, conn, n.Payload); ok {
-						db.subs.deliver(p)
-					}
+					db.kickChanges()
 				}
 			}
 		}
-		db.keys.listen(false) // notifications are missed from now on
-		db.open.listen(false)
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn.Close(closeCtx)
 		cancel()
@@ -242,7 +233,7 @@ func (db *DB) runSeal(ctx context.Context) {
 // it holds it.
 func (db *DB) elect(ctx context.Context) {
 	for ctx.Err() == nil {
-		conn, err := pgx.ConnectConfig(ctx, db.conn)
+		conn, err := db.connect(ctx, "integrator")
 		if err != nil {
 			sleep(ctx, 500*time.Millisecond)
 			continue
@@ -282,12 +273,33 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 	db.leading.term.Store(term)
 	defer db.leading.term.Store(0)
 	db.log.Info("integrating the audit log", "term", term)
-	poll := time.NewTicker(100 * time.Millisecond)
+	// The sealer runs beside the placements, not between them: hashing
+	// and signing never holds up placing.
+	sealCtx, stopSeal := context.WithCancel(ctx)
+	sealed := make(chan struct{})
+	go func() {
+		defer close(sealed)
+		seal := time.NewTicker(time.Second)
+		defer seal.Stop()
+		for {
+			select {
+			case <-sealCtx.Done():
+				return
+			case <-seal.C:
+				t0 := time.Now()
+				db.runSeal(sealCtx)
+				db.busy.sealing.Add(int64(time.Since(t0)))
+				db.trimChanges(sealCtx)
+			}
+		}
+	}()
+	poll := time.NewTicker(outboxPoll)
 	defer poll.Stop()
-	seal := time.NewTicker(time.Second)
-	defer seal.Stop()
 	for {
+		t0 := time.Now()
 		n, err := db.integrate(ctx, conn, term)
+		db.busy.placing.Add(int64(time.Since(t0)))
+		db.busy.placed.Add(int64(n))
 		if err != nil {
 			if ctx.Err() == nil {
 				db.log.Error("integrating the audit log failed; leaving it to the next integrator", "term", term, "err", err)
@@ -298,19 +310,27 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 		if n == integrateBatch {
 			continue
 		}
-		select {
-		case <-ctx.Done():
-		case <-db.outboxKick:
-			continue
-		case <-poll.C:
-			continue
-		case <-seal.C:
-			db.runSeal(ctx)
-			db.trimSpill(ctx)
-			continue
+		woken := false
+		for !woken && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-db.outboxKick:
+				woken = true
+			case <-poll.C:
+				// Other replicas' writers do not notify: look whether the
+				// outbox holds anything, without locking the head.
+				var any bool
+				if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM audit_outbox)").Scan(&any); err != nil || any {
+					woken = true
+				}
+			}
 		}
-		break
+		if ctx.Err() != nil {
+			break
+		}
 	}
+	stopSeal()
+	<-sealed
 	if ctx.Err() != nil { // stopping: place what is left and seal it
 		final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -369,8 +389,7 @@ func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, e
 			return nil
 		}
 		// The entries placed, their outbox rows taken, and the head moved
-		// on (compare-and-set on size and term), announced at commit: one
-		// statement.
+		// on (compare-and-set on size and term): one statement.
 		next := size + int64(len(idxs))
 		tag, err := tx.Exec(ctx, `WITH placed AS (
 				INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq)
@@ -378,9 +397,8 @@ func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, e
 			), taken AS (
 				DELETE FROM audit_outbox WHERE seq = ANY($5)
 			)
-			UPDATE audit_head SET size = $6 WHERE one = 1 AND size = $7 AND term = $8
-			RETURNING pg_notify($9, size::text)`,
-			idxs, tenants, kinds, bodies, seqs, next, size, term, db.chAudit)
+			UPDATE audit_head SET size = $6 WHERE one = 1 AND size = $7 AND term = $8`,
+			idxs, tenants, kinds, bodies, seqs, next, size, term)
 		if err != nil {
 			return fmt.Errorf("place entries %d to %d: %w", size, next-1, err)
 		}
@@ -397,6 +415,9 @@ func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, e
 	}
 	for i := 0; i < len(placed); i += 2 { // this process's writers learn at once
 		db.idx.deliver(placed[i], placed[i+1])
+	}
+	if len(placed) > 0 {
+		db.wake(db.chAudit) // the others' writers, after the commit
 	}
 	return len(placed) / 2, nil
 }

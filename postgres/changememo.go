@@ -6,17 +6,17 @@ import (
 )
 
 // changeMemo remembers what is read on every check but changes rarely, and
-// only through a transaction that notifies the schema's change channel:
+// only through a transaction that adds a change to the schema's changes
+// table (notify.go):
 // keys ({"kind":"keys"}: created or revoked) and sessions that are open
 // ({"kind":"sessions"}: one was ended). It remembers only while this
-// process listens to that channel; every replica forgets everything when
-// the notification arrives (this one also as soon as its own change
-// commits). While the listener is disconnected nothing is remembered, and
-// on reconnecting everything is forgotten (notifications may have been
-// missed). A change made on another replica therefore reaches this one
-// once its notification arrives: the time PostgreSQL takes to deliver it
-// (milliseconds), never longer than the listener stays connected after
-// missing it. A read that raced a change is never remembered (gen).
+// process reads that table; every replica forgets everything when it reads
+// the change (this one also as soon as its own change commits). While the
+// reader fails nothing is remembered, and when it works again everything
+// is forgotten (changes may have been missed). A change made on another
+// replica therefore reaches this one within the integrating replica's
+// reading interval and its wake-up (milliseconds), or this replica's own
+// reading interval (100 ms) when no wake-up comes. A read that raced a change is never remembered (gen).
 type changeMemo[V any] struct {
 	mu        sync.RWMutex
 	listening bool   // the listener is connected: notifications arrive
@@ -74,8 +74,10 @@ func (c *changeMemo[V]) listen(on bool) {
 }
 
 // notifyChange is added to a transaction that makes one of the changes
-// above (keysChanged, sessionsChanged).
+// above (keysChanged, sessionsChanged): the change reaches every replica's
+// reader (notify.go) once the transaction commits. channel is unused since
+// changes are kept in a table; it stays for the callers.
 func (tx *wtx) notifyChange(ctx context.Context, channel, change string) error {
-	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, change)
+	_, err := tx.Exec(ctx, "INSERT INTO changes (payload) VALUES ($1)", change)
 	return err
 }

@@ -8,7 +8,8 @@
 // returns once its entries have their indexes, so "acknowledged" means "in
 // the log", as with the SQLite store.
 //
-// Replicas tell each other about changes with LISTEN/NOTIFY (see Notify).
+// Replicas tell each other about changes through a table, woken by one
+// NOTIFY sender, the integrator (see Notify).
 package postgres
 
 import (
@@ -43,25 +44,30 @@ type DB struct {
 	log    *slog.Logger
 	id     string // this process, as the log head names its integrator
 
-	chAudit, chOutbox, chChange string // NOTIFY channels, per schema
-	lockKey                     int64  // the integrator's advisory lock
+	chAudit, chChange string // NOTIFY channels (wake-ups), per schema
+	lockKey           int64  // the integrator's advisory lock
 
 	idx  indexWaiters // writers waiting for their entries' indexes
 	subs subscribers  // receivers of change notifications
 
 	leading leadership // whether, and in which term, this process is the integrator
+	busy    integratorClock
 	sealMu  sync.Mutex
 	seal    func(context.Context) error // run by the integrator every second
 
-	batchJobs  chan *batchJob        // checks waiting to be recorded in a batch (batch.go)
-	closed     <-chan struct{}       // closed by Close
-	outboxKick chan struct{}         // a local write added to the outbox
-	outboxSent chan struct{}         // a write added to the outbox: tell the integrator elsewhere
-	keys       changeMemo[*rein.Key] // active keys by secret hash (changememo.go)
-	open       changeMemo[struct{}]  // sessions known not to have ended, by tenant and id
-	empty      emptySeen             // rate-limit buckets seen without a token (limits.go)
-	stop       context.CancelFunc
-	wg         sync.WaitGroup
+	batchJobs   chan *batchJob        // checks waiting to be recorded in a batch (batch.go)
+	closed      <-chan struct{}       // closed by Close
+	outboxKick  chan struct{}         // a local write added to the outbox
+	changesKick chan struct{}         // read the changes table now (notify.go)
+	wakeAudit   chan struct{}         // the integrator placed entries: wake the others (notify.go)
+	wakeChange  chan struct{}         // new changes: wake the others
+	notifyMu    sync.Mutex            // guards notifier
+	notifier    ownConn               // Notify's connection
+	keys        changeMemo[*rein.Key] // active keys by secret hash (changememo.go)
+	open        changeMemo[struct{}]  // sessions known not to have ended, by tenant and id
+	empty       emptySeen             // rate-limit buckets seen without a token (limits.go)
+	stop        context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 var _ rein.Store = (*DB)(nil)
@@ -85,7 +91,8 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", redact(url), err)
 	}
-	db := &DB{pool: pool, conn: cfg.ConnConfig.Copy(), log: log, outboxKick: make(chan struct{}, 1), outboxSent: make(chan struct{}, 1)}
+	db := &DB{notifier: ownConn{role: "notifier", setup: []string{"SET synchronous_commit = off"}}, pool: pool, conn: cfg.ConnConfig.Copy(), log: log, outboxKick: make(chan struct{}, 1),
+		changesKick: make(chan struct{}, 1), wakeAudit: make(chan struct{}, 1), wakeChange: make(chan struct{}, 1)}
 	host, _ := os.Hostname()
 	db.id = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rein.NewID("int"))
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&db.schema); err != nil {
@@ -96,7 +103,7 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("%s: the search_path names no existing schema; create it first (CREATE SCHEMA …)", redact(url))
 	}
-	db.chAudit, db.chOutbox, db.chChange = "rein_audit:"+db.schema, "rein_outbox:"+db.schema, "rein_change:"+db.schema
+	db.chAudit, db.chChange = "rein_audit:"+db.schema, "rein_change:"+db.schema
 	if err := pool.QueryRow(ctx, "SELECT hashtextextended($1, 0)", db.schema+"/rein/integrator").Scan(&db.lockKey); err != nil {
 		pool.Close()
 		return nil, err
@@ -110,12 +117,13 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	db.idx.init()
 	ready := make(chan struct{})
 	db.batchJobs = make(chan *batchJob, maxCheckBatch)
-	db.wg.Add(4 + batchWorkers)
+	db.wg.Add(5 + batchWorkers)
 	for range batchWorkers {
 		go func() { defer db.wg.Done(); db.batcher(runCtx) }()
 	}
 	go func() { defer db.wg.Done(); db.listen(runCtx, ready) }()
-	go func() { defer db.wg.Done(); db.signalOutbox(runCtx) }()
+	go func() { defer db.wg.Done(); db.readChanges(runCtx) }()
+	go func() { defer db.wg.Done(); db.sendWakes(runCtx) }()
 	go func() { defer db.wg.Done(); db.resolveIndexes(runCtx) }()
 	go func() { defer db.wg.Done(); db.elect(runCtx) }()
 	select { // the listener is up before the first write waits on it
@@ -123,6 +131,19 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	case <-time.After(5 * time.Second):
 	}
 	return db, nil
+}
+
+// connect opens a connection outside the pool for one of the store's own
+// loops; its application_name says which (role), so that pg_stat_activity
+// tells a replica's listener and integrator from its writers.
+func (db *DB) connect(ctx context.Context, role string) (*pgx.Conn, error) {
+	cfg := db.conn.Copy()
+	name := cfg.RuntimeParams["application_name"]
+	if name == "" {
+		name = "rein"
+	}
+	cfg.RuntimeParams["application_name"] = name + " " + role
+	return pgx.ConnectConfig(ctx, cfg)
 }
 
 // redact hides a password in a database URL.
@@ -173,6 +194,9 @@ func (db *DB) migrate(ctx context.Context) error {
 func (db *DB) Close() error {
 	db.stop()
 	db.wg.Wait()
+	db.notifyMu.Lock()
+	db.notifier.close()
+	db.notifyMu.Unlock()
 	db.pool.Close()
 	return nil
 }
@@ -265,45 +289,18 @@ func (db *DB) awaitPlaced(ctx context.Context, seqs []int64, chans []chan int64)
 	return first, nil
 }
 
-// kickIntegrator tells the integrator that the outbox grew. Writers do not
-// NOTIFY in their own transactions: PostgreSQL serialises the commits of
-// transactions that notify (a database-wide lock held until the commit is
-// flushed). When this process integrates, it is woken in memory; otherwise
-// signalOutbox sends one NOTIFY after the commits, for however many
-// writers committed meanwhile (and the integrator polls every 100 ms in
-// case one is lost).
+// kickIntegrator tells the integrator that the outbox grew, when this
+// process integrates. Writers never NOTIFY: PostgreSQL serialises the
+// commits of every transaction that notifies (a database-wide lock held
+// until the commit is flushed), so replicas that notify queue on each
+// other. The integrator elsewhere looks at the outbox every outboxPoll.
 func (db *DB) kickIntegrator() {
-	if db.leading.get() {
-		select {
-		case db.outboxKick <- struct{}{}:
-		default:
-		}
+	if !db.leading.get() {
 		return
 	}
 	select {
-	case db.outboxSent <- struct{}{}:
+	case db.outboxKick <- struct{}{}:
 	default:
-	}
-}
-
-// signalOutbox sends the NOTIFYs kickIntegrator asks for, one at a time.
-func (db *DB) signalOutbox(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-db.outboxSent:
-		}
-		if db.leading.get() { // became the integrator meanwhile
-			select {
-			case db.outboxKick <- struct{}{}:
-			default:
-			}
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		db.pool.Exec(sctx, "SELECT pg_notify($1, '')", db.chOutbox)
-		cancel()
 	}
 }
 
@@ -392,6 +389,14 @@ func notFound(err error) error {
 type leadership struct{ term atomic.Int64 }
 
 func (l *leadership) get() bool { return l.term.Load() > 0 }
+
+// integratorClock is the time this process spent integrating: placing
+// entries (with the waits for the head) and sealing. It is what every
+// replica's checks share, the serial part of a replica set (docs/scale.md).
+type integratorClock struct {
+	placing, sealing atomic.Int64 // nanoseconds
+	placed           atomic.Int64 // entries placed by the integrator
+}
 
 // Leading reports whether this process is the audit log's integrator now.
 func (db *DB) Leading() bool { return db.leading.get() }
