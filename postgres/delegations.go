@@ -52,13 +52,9 @@ func (db *DB) Delegations(ctx context.Context, tenant string) ([]*rein.Delegatio
 // RevokeDelegation ends a delegation, its row locked
 // (storesql.RevokeDelegation).
 func (db *DB) RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Delegation, error) {
-	var out *rein.Delegation
-	_, err := db.write(ctx, func(tx *wtx) error {
-		var err error
-		out, err = storesql.RevokeDelegation(ctx, storeTx{tx}, delegationSQL, id, by, at, e)
-		return err
+	return writeValue(ctx, db, func(tx *wtx) (*rein.Delegation, error) {
+		return storesql.RevokeDelegation(ctx, storeTx{tx}, delegationSQL, id, by, at, e)
 	})
-	return out, err
 }
 
 // delegationSQL is how storesql.RevokeDelegation reads and writes a

@@ -268,6 +268,18 @@ func (db *DB) write(ctx context.Context, fn func(tx *wtx) error) (first int64, e
 	return db.awaitPlaced(ctx, waits, chans)
 }
 
+// writeValue runs fn in a write transaction (write) and returns what it
+// made, in the attempt that committed.
+func writeValue[T any](ctx context.Context, db *DB, fn func(*wtx) (T, error)) (T, error) {
+	var out T
+	_, err := db.write(ctx, func(tx *wtx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
+}
+
 // awaitPlaced tells the integrator that the outbox grew and waits until
 // the rows seqs (registered as chans before their commit) are placed in
 // the log; it returns the index of the first.

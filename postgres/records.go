@@ -29,13 +29,9 @@ func changeRecord[T any](ctx context.Context, db *DB, table, what, id string, st
 		Select: "SELECT record FROM " + table + " WHERE id = $1 FOR UPDATE",
 		Update: "UPDATE " + table + " SET status = $1, record = $2 WHERE id = $3",
 	}
-	var out *T
-	_, err := db.write(ctx, func(tx *wtx) error {
-		var err error
-		out, err = storesql.ChangeRecord(ctx, storeTx{tx}, q, what, id, status, change)
-		return err
+	return writeValue(ctx, db, func(tx *wtx) (*T, error) {
+		return storesql.ChangeRecord(ctx, storeTx{tx}, q, what, id, status, change)
 	})
-	return out, err
 }
 
 // storeTx is a write transaction as the logic shared with the SQLite store

@@ -370,16 +370,13 @@ func listQuery(table, tenant string, f rein.ListFilter) (string, []any) {
 // ChangeApproval applies change to an approval in one write transaction
 // (the approval's row is locked meanwhile).
 func (db *DB) ChangeApproval(ctx context.Context, id string, change rein.ApprovalChange) (*rein.Approval, error) {
-	var out *rein.Approval
-	_, err := db.write(ctx, func(tx *wtx) error {
+	return writeValue(ctx, db, func(tx *wtx) (*rein.Approval, error) {
 		a, entries, err := loadAndChange(ctx, tx, id, change)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = a
-		return tx.appendEntries(ctx, entries...)
+		return a, tx.appendEntries(ctx, entries...)
 	})
-	return out, err
 }
 
 func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
@@ -504,13 +501,9 @@ func (db *DB) Locks(ctx context.Context) ([]*rein.Lock, error) {
 // RemoveLock marks a lock removed, with its audit entry; a lock already
 // removed is not found.
 func (db *DB) RemoveLock(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Lock, error) {
-	var out *rein.Lock
-	_, err := db.write(ctx, func(tx *wtx) error {
-		var err error
-		out, err = storesql.RemoveLock(ctx, storeTx{tx}, lockSQL, id, by, at, e)
-		return err
+	return writeValue(ctx, db, func(tx *wtx) (*rein.Lock, error) {
+		return storesql.RemoveLock(ctx, storeTx{tx}, lockSQL, id, by, at, e)
 	})
-	return out, err
 }
 
 // lockSQL is how storesql.RemoveLock reads and writes a lock here, its row
@@ -586,20 +579,18 @@ func (db *DB) EndSandbox(ctx context.Context, tenant, id, keyID string, end rein
 // row locked, with its audit entry (storesql.ChangeSession); every replica
 // forgets what it knew of open sessions.
 func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.Session, change func(*rein.Session) error, e *rein.Entry) (*rein.Session, error) {
-	var out *rein.Session
-	_, err := db.write(ctx, func(tx *wtx) error {
+	s, err := writeValue(ctx, db, func(tx *wtx) (*rein.Session, error) {
 		s, err := storesql.ChangeSession(ctx, storeTx{tx}, tenant, id, fresh, change)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := tx.notifyChange(ctx, db.chChange, sessionsChanged); err != nil {
-			return err
+			return nil, err
 		}
-		out = s
-		return tx.appendEntries(ctx, e)
+		return s, tx.appendEntries(ctx, e)
 	})
 	db.open.forget() // also when the outcome is unknown
-	return out, err
+	return s, err
 }
 
 // LoadSession reads a session, its row locked.

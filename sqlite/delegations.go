@@ -46,13 +46,9 @@ func scanDelegation(row scanner) (*rein.Delegation, error) {
 
 // RevokeDelegation ends a delegation (storesql.RevokeDelegation).
 func (db *DB) RevokeDelegation(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Delegation, error) {
-	var out *rein.Delegation
-	err := db.tx(ctx, func(tx *wtx) error {
-		var err error
-		out, err = storesql.RevokeDelegation(ctx, storeTx{tx}, delegationSQL, id, by, at, e)
-		return err
+	return txValue(ctx, db, func(tx *wtx) (*rein.Delegation, error) {
+		return storesql.RevokeDelegation(ctx, storeTx{tx}, delegationSQL, id, by, at, e)
 	})
-	return out, err
 }
 
 // delegationSQL is how storesql.RevokeDelegation reads and writes a

@@ -46,16 +46,9 @@ func (db *DB) Locks(ctx context.Context) ([]*rein.Lock, error) {
 // RemoveLock marks a lock removed, with its audit entry; a lock already
 // removed is not found.
 func (db *DB) RemoveLock(ctx context.Context, id, by string, at time.Time, e *rein.Entry) (*rein.Lock, error) {
-	var out *rein.Lock
-	err := db.tx(ctx, func(tx *wtx) error {
-		l, err := storesql.RemoveLock(ctx, storeTx{tx}, lockSQL, id, by, at, e)
-		if err != nil {
-			return err
-		}
-		out = l
-		return nil
+	return txValue(ctx, db, func(tx *wtx) (*rein.Lock, error) {
+		return storesql.RemoveLock(ctx, storeTx{tx}, lockSQL, id, by, at, e)
 	})
-	return out, err
 }
 
 // lockSQL is how storesql.RemoveLock reads and writes a lock here.

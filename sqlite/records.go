@@ -26,13 +26,9 @@ func changeRecord[T any](ctx context.Context, db *DB, table, what, id string, st
 		Select: "SELECT record FROM " + table + " WHERE id = ?",
 		Update: "UPDATE " + table + " SET status = ?, record = ? WHERE id = ?",
 	}
-	var out *T
-	err := db.tx(ctx, func(tx *wtx) error {
-		var err error
-		out, err = storesql.ChangeRecord(ctx, storeTx{tx}, q, what, id, status, change)
-		return err
+	return txValue(ctx, db, func(tx *wtx) (*T, error) {
+		return storesql.ChangeRecord(ctx, storeTx{tx}, q, what, id, status, change)
 	})
-	return out, err
 }
 
 // storeTx is a write transaction as the logic shared with the PostgreSQL

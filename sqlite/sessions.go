@@ -93,17 +93,14 @@ func (db *DB) EndSandbox(ctx context.Context, tenant, id, keyID string, end rein
 // changeSession applies change (a rule of rein.Session) to a session in
 // one write transaction with its audit entry (storesql.ChangeSession).
 func (db *DB) changeSession(ctx context.Context, tenant, id string, fresh *rein.Session, change func(*rein.Session) error, e *rein.Entry) (*rein.Session, error) {
-	var out *rein.Session
-	err := db.tx(ctx, func(tx *wtx) error {
+	return txValue(ctx, db, func(tx *wtx) (*rein.Session, error) {
 		s, err := storesql.ChangeSession(ctx, storeTx{tx}, tenant, id, fresh, change)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = s
 		_, err = appendEntries(ctx, tx, []*rein.Entry{e})
-		return err
+		return s, err
 	})
-	return out, err
 }
 
 // writerSession is loadSession for recording a check: a session this

@@ -188,6 +188,18 @@ func (db *DB) tx(ctx context.Context, fn func(*wtx) error) error {
 	return <-j.done
 }
 
+// txValue runs fn as one job of a write transaction (tx) and returns
+// what it made.
+func txValue[T any](ctx context.Context, db *DB, fn func(*wtx) (T, error)) (T, error) {
+	var out T
+	err := db.tx(ctx, func(tx *wtx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
+}
+
 func (db *DB) writer() {
 	defer close(db.stopped)
 	defer close(db.commits) // after the queue's last commit has been handed over
@@ -1092,19 +1104,16 @@ func listQuery(table, session, agent, tenant string, f rein.ListFilter) (string,
 
 // ChangeApproval applies change to an approval in one write transaction.
 func (db *DB) ChangeApproval(ctx context.Context, id string, change rein.ApprovalChange) (*rein.Approval, error) {
-	var out *rein.Approval
-	err := db.tx(ctx, func(tx *wtx) error {
+	return txValue(ctx, db, func(tx *wtx) (*rein.Approval, error) {
 		a, entries, err := loadAndChange(ctx, tx, id, change)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := appendEntries(ctx, tx, entries); err != nil {
-			return err
+			return nil, err
 		}
-		out = a
-		return nil
+		return a, nil
 	})
-	return out, err
 }
 
 func loadAndChange(ctx context.Context, tx *wtx, id string, change rein.ApprovalChange) (*rein.Approval, []*rein.Entry, error) {
