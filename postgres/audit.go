@@ -19,8 +19,9 @@ import (
 //   - A writer adds its entries to audit_outbox in the transaction of its
 //     state change (wtx.appendEncoded), registers to be told their index,
 //     commits, and waits.
-//   - One integrator, the process holding the schema's advisory lock, moves
-//     outbox rows into audit_entries with the next contiguous indexes. Each
+//   - One integrator, the process holding the schema's advisory lock, gives
+//     waiting outbox rows (audit_pending) the next contiguous indexes
+//     (audit_index); the rows themselves stay where they were written. Each
 //     integrator takes a new term in audit_head; each move is one
 //     transaction that ends with a compare-and-set of (size, term) on the
 //     head, so a deposed integrator cannot write even if it still runs.
@@ -153,7 +154,7 @@ func (db *DB) resolveIndexes(ctx context.Context) {
 		if len(seqs) == 0 {
 			continue
 		}
-		rows, err := db.pool.Query(ctx, "SELECT outbox_seq, idx FROM audit_entries WHERE outbox_seq = ANY($1)", seqs)
+		rows, err := db.pool.Query(ctx, "SELECT seq, idx FROM audit_index WHERE seq = ANY($1)", seqs)
 		if err != nil {
 			continue
 		}
@@ -320,7 +321,7 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 				// Other replicas' writers do not notify: look whether the
 				// outbox holds anything, without locking the head.
 				var any bool
-				if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM audit_outbox)").Scan(&any); err != nil || any {
+				if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM audit_pending)").Scan(&any); err != nil || any {
 					woken = true
 				}
 			}
@@ -345,37 +346,32 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 	return !failed
 }
 
-// integrate moves the oldest outbox rows into the log in one transaction
-// and returns how many it moved.
+// integrate gives the oldest waiting outbox rows their indexes in one
+// transaction and returns how many it placed. The entries themselves stay
+// where their writers put them: the integrator writes two numbers per
+// entry, never its bytes.
 func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, error) {
 	var placed []int64 // outbox seq, index pairs
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		// The head, locked, with the oldest outbox rows. Only a new
+		// The head, locked, with the oldest waiting rows. Only a new
 		// integrator's term changes the head meanwhile; then the head
 		// read after the wait carries that term and this one stops.
-		rows, err := tx.Query(ctx, `SELECT h.size, h.term, o.seq, o.tenant, o.kind, o.head, o.tail
-			FROM audit_head h LEFT JOIN LATERAL (SELECT seq, tenant, kind, head, tail FROM audit_outbox ORDER BY seq LIMIT $1) o ON true
+		rows, err := tx.Query(ctx, `SELECT h.size, h.term, p.seq
+			FROM audit_head h LEFT JOIN LATERAL (SELECT seq FROM audit_pending ORDER BY seq LIMIT $1) p ON true
 			WHERE h.one = 1 FOR UPDATE OF h`, integrateBatch)
 		if err != nil {
 			return err
 		}
 		var idxs, seqs []int64
-		var tenants, kinds []string
-		var bodies [][]byte
 		var size, cur int64
 		var seq *int64
-		var tenant, kind *string
-		var head, tail []byte
 		heads := 0
-		_, err = pgx.ForEachRow(rows, []any{&size, &cur, &seq, &tenant, &kind, &head, &tail}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&size, &cur, &seq}, func() error {
 			heads++
-			if seq == nil { // the outbox is empty
+			if seq == nil { // nothing waits
 				return nil
 			}
-			i := size + int64(len(idxs))
-			idxs, seqs = append(idxs, i), append(seqs, *seq)
-			tenants, kinds = append(tenants, *tenant), append(kinds, *kind)
-			bodies = append(bodies, rein.EncodingFromParts(*tenant, *kind, head, tail).At(i))
+			idxs, seqs = append(idxs, size+int64(len(idxs))), append(seqs, *seq)
 			return nil
 		})
 		switch {
@@ -388,17 +384,16 @@ func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, e
 		case len(idxs) == 0:
 			return nil
 		}
-		// The entries placed, their outbox rows taken, and the head moved
-		// on (compare-and-set on size and term): one statement.
+		// The indexes written, the rows taken off the queue, and the head
+		// moved on (compare-and-set on size and term): one statement.
 		next := size + int64(len(idxs))
 		tag, err := tx.Exec(ctx, `WITH placed AS (
-				INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq)
-				SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::bigint[])
+				INSERT INTO audit_index (idx, seq) SELECT * FROM unnest($1::bigint[], $2::bigint[])
 			), taken AS (
-				DELETE FROM audit_outbox WHERE seq = ANY($5)
+				DELETE FROM audit_pending WHERE seq = ANY($2)
 			)
-			UPDATE audit_head SET size = $6 WHERE one = 1 AND size = $7 AND term = $8`,
-			idxs, tenants, kinds, bodies, seqs, next, size, term)
+			UPDATE audit_head SET size = $3 WHERE one = 1 AND size = $4 AND term = $5`,
+			idxs, seqs, next, size, term)
 		if err != nil {
 			return fmt.Errorf("place entries %d to %d: %w", size, next-1, err)
 		}
@@ -422,15 +417,24 @@ func (db *DB) integrate(ctx context.Context, conn *pgx.Conn, term int64) (int, e
 	return len(placed) / 2, nil
 }
 
-// Entries returns up to limit entries from index start on.
+// Entries returns up to limit entries from index start on: from
+// audit_entries as stored, or from the outbox row with its index put in
+// (the same bytes the writer was answered for).
 func (db *DB) Entries(ctx context.Context, start int64, limit int) ([]*rein.StoredEntry, error) {
-	rows, err := db.pool.Query(ctx, "SELECT idx, tenant, kind, body FROM audit_entries WHERE idx >= $1 ORDER BY idx LIMIT $2", start, limit)
+	rows, err := db.pool.Query(ctx, "SELECT idx, tenant, kind, body, head, tail FROM audit_log WHERE idx >= $1 ORDER BY idx LIMIT $2", start, limit)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*rein.StoredEntry, error) {
 		e := &rein.StoredEntry{}
-		return e, r.Scan(&e.Index, &e.Tenant, &e.Kind, &e.Bytes)
+		var head, tail []byte
+		if err := r.Scan(&e.Index, &e.Tenant, &e.Kind, &e.Bytes, &head, &tail); err != nil {
+			return nil, err
+		}
+		if e.Bytes == nil {
+			e.Bytes = rein.EncodingFromParts(e.Tenant, e.Kind, head, tail).At(e.Index)
+		}
+		return e, nil
 	})
 }
 

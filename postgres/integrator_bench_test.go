@@ -13,10 +13,10 @@ import (
 )
 
 // BenchmarkIntegratorCeiling measures the integrator alone: how many
-// check-shaped entries (about 600 bytes) per second it moves from the outbox
-// into the log with their indexes, when the outbox already holds them (no
-// writer competes). It is the ceiling of one replica set's audit log: every
-// replica's checks pass through this one loop (docs/scale.md).
+// check-shaped entries (about 600 bytes) per second it gives their indexes
+// when the outbox already holds them (no writer competes). It is the
+// ceiling of one replica set's audit log: every other replica's checks
+// pass through this one loop (docs/scale.md).
 //
 //	go test ./postgres -run '^$' -bench IntegratorCeiling -benchtime 5x
 func BenchmarkIntegratorCeiling(b *testing.B) {

@@ -50,23 +50,35 @@ func TestAuditTablesAreAppendOnly(t *testing.T) {
 	if err := db.Append(ctx, &rein.Entry{Kind: rein.KindServerStarted, Tenant: "*"}, &rein.Entry{Kind: rein.KindServerStarted, Tenant: "*"}); err != nil {
 		t.Fatal(err)
 	}
+	// Entries placed by the integrator stay in the outbox with their
+	// index beside them; the integrating replica's batches (and entries
+	// placed before the outbox was kept) are in audit_entries: rows of
+	// both kinds.
+	if _, err := db.pool.Exec(ctx, "INSERT INTO audit_entries (idx, tenant, kind, body, outbox_seq) VALUES (1000, '*', 'x', '\\x7b7d', -1), (1001, '*', 'x', '\\x7b7d', -2)"); err != nil {
+		t.Fatal(err)
+	}
 	var h tlog.Hash
 	if err := db.SaveTree(ctx, &rein.TreeUpdate{From: 0, Hashes: [][]tlog.Hash{{h}}, Checkpoint: &rein.SignedCheckpoint{Size: 1, Note: []byte("n")}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
-		"UPDATE audit_entries SET body = '\\x00' WHERE idx = 0",
-		"DELETE FROM audit_entries WHERE idx = 1",
+		"UPDATE audit_entries SET body = '\\x00' WHERE idx = 1000",
+		"DELETE FROM audit_entries WHERE idx = 1001",
 		"TRUNCATE audit_entries",
 		"DELETE FROM audit_checkpoints",
 		"UPDATE audit_tree SET hashes = '\\x00'",
+		"UPDATE audit_outbox SET tail = '\\x00'",
+		"DELETE FROM audit_outbox",
+		"TRUNCATE audit_outbox",
+		"UPDATE audit_index SET idx = idx + 100",
+		"DELETE FROM audit_index",
 	} {
 		_, err := db.pool.Exec(ctx, stmt)
 		if err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: err %v, want the append-only trigger to refuse it", stmt, err)
 		}
 	}
-	if es, err := db.Entries(ctx, 0, 10); err != nil || len(es) != 2 {
+	if es, err := db.Entries(ctx, 0, 10); err != nil || len(es) != 4 {
 		t.Fatalf("entries %v %v", es, err)
 	}
 }
@@ -275,7 +287,7 @@ func TestFailingIntegratorPauses(t *testing.T) {
 		BEGIN RAISE EXCEPTION 'no space left (test)'; END $$`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.pool.Exec(ctx, "CREATE TRIGGER refuse BEFORE INSERT ON audit_entries FOR EACH ROW EXECUTE FUNCTION refuse_entries()"); err != nil {
+	if _, err := db.pool.Exec(ctx, "CREATE TRIGGER refuse BEFORE INSERT ON audit_index FOR EACH ROW EXECUTE FUNCTION refuse_entries()"); err != nil {
 		t.Fatal(err)
 	}
 	term := func() int64 { return queryOne[int64](t, db, "SELECT term FROM audit_head WHERE one = 1") }
@@ -289,7 +301,7 @@ func TestFailingIntegratorPauses(t *testing.T) {
 	if n := term() - start; n > 5 {
 		t.Errorf("%d terms taken in 2.5 s by an integrator that fails every move; want a pause between them", n)
 	}
-	if _, err := db.pool.Exec(ctx, "DROP TRIGGER refuse ON audit_entries"); err != nil {
+	if _, err := db.pool.Exec(ctx, "DROP TRIGGER refuse ON audit_index"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -248,7 +248,7 @@ func expireStale(ctx context.Context, tx *wtx, a *rein.Approval) error {
 
 // checkSelect reads a check with its audit index: the index of the entry
 // in the outbox row it was recorded with.
-const checkSelect = `SELECT c.record, c.key_id, e.idx, c.outbox_seq, c.result FROM checks c LEFT JOIN audit_entries e ON e.outbox_seq = c.outbox_seq WHERE `
+const checkSelect = `SELECT c.record, c.key_id, e.idx, c.outbox_seq, c.result FROM checks c LEFT JOIN audit_placed e ON e.outbox_seq = c.outbox_seq WHERE `
 
 func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.CheckRecord, error) {
 	rec, seq, err := scanCheck(db.pool.QueryRow(ctx, checkSelect+where, args...))
@@ -259,7 +259,7 @@ func (db *DB) checkWhere(ctx context.Context, where string, args ...any) (*rein.
 	// wait for the index too.
 	ch := db.idx.register(*seq)
 	var idx *int64
-	if err := db.pool.QueryRow(ctx, "SELECT idx FROM audit_entries WHERE outbox_seq = $1", *seq).Scan(&idx); err == nil && idx != nil {
+	if err := db.pool.QueryRow(ctx, "SELECT idx FROM audit_placed WHERE outbox_seq = $1", *seq).Scan(&idx); err == nil && idx != nil {
 		db.idx.cancel(*seq, ch)
 		rec.AuditIndex = *idx
 		return rec, nil
