@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,10 +171,67 @@ func (p *Pipeline) kept(rec *rein.CheckRecord) *rein.CheckRecord {
 	}
 	k.Check.Args = p.concealed(rec.Check.Tool, rec.Check.Args)
 	k.Args = p.concealed(rec.Check.Tool, rec.Args)
+	k.Facts = p.concealedFacts(rec.Check.Tool, rec.Check.Args, rec.Facts)
 	if string(k.Args) != string(rec.Args) {
 		k.RunArgsHash = rein.ArgsHash(rec.Args)
 	}
 	return &k
+}
+
+// concealedFacts returns a copy of facts (what risk analysis derived from
+// args: a shell command's words and environment, URLs, SQL) in which every
+// credential concealed in args stands as the same typed redaction, so that
+// a token kept redacted in the arguments is not kept in clear in the facts.
+// Facts that cannot be copied are kept as their hash alone.
+func (p *Pipeline) concealedFacts(tool string, args json.RawMessage, facts map[string]any) map[string]any {
+	if len(facts) == 0 || p.keeps(tool) {
+		return facts
+	}
+	m, err := rein.ParseArgs(args)
+	if err != nil {
+		return facts
+	}
+	_, found := risk.Conceal(m)
+	if len(found) == 0 {
+		return facts
+	}
+	b, err := json.Marshal(facts)
+	if err != nil {
+		return map[string]any{"unreadable": "[facts " + hashOf(nil) + "]"}
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return map[string]any{"unreadable": "[facts " + hashOf(b) + "]"}
+	}
+	var secrets []struct{ text, marker string }
+	for _, c := range found {
+		var text string
+		if json.Unmarshal(c.Value, &text) != nil || text == "" {
+			continue
+		}
+		secrets = append(secrets, struct{ text, marker string }{text, c.Marker})
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		case string:
+			for _, s := range secrets {
+				x = strings.ReplaceAll(x, s.text, s.marker)
+			}
+			return x
+		}
+		return v
+	}
+	walk(out)
+	return out
 }
 
 // holdsSecrets reports whether a check's facts name a credential in its

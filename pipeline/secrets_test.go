@@ -177,3 +177,38 @@ func TestSecretsComeBackFromTheRequest(t *testing.T) {
 		t.Fatalf("the re-submission after it: %v %+v", err, got)
 	}
 }
+
+// TestSecretsAreKeptRedactedInFacts: the facts rein derives from the
+// arguments (a shell command's words and environment, a URL) are kept with
+// the same redactions as the arguments: a token the arguments hold only as
+// its typed redaction is not read back in clear from the check's facts.
+func TestSecretsAreKeptRedactedInFacts(t *testing.T) {
+	f := setup(t, secretsPolicy)
+	stored(t, f, f.key)
+	const gh = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+	const aws = "AKIAQWERTYUIOPASDFGH"
+	const stripe = "sk_live_51HbC9dEfGhIjKlMnOpQrStUv"
+	for _, tc := range []struct{ tool, args string }{
+		{"bash", mustJSON(map[string]string{"command": "curl -H 'Authorization: Bearer " + gh + "' https://api.example.com/x"})},
+		{"bash", mustJSON(map[string]string{"command": "AWS_SECRET_ACCESS_KEY=" + aws + " aws s3 ls"})},
+		{"http.get", mustJSON(map[string]string{"url": "https://api.example.com/x?api_key=" + stripe})},
+	} {
+		rec := f.check(t, tc.tool, tc.args)
+		stored, err := f.store.CheckByID(context.Background(), rec.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stored.Facts) == 0 {
+			t.Fatalf("%s: no facts kept", tc.args)
+		}
+		text := keptText(t, f, rec)
+		for _, secret := range []string{gh, aws, stripe} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s: the store keeps %s in clear: %s", tc.args, secret, text)
+			}
+		}
+		if tc.tool == "bash" && !strings.Contains(mustJSON(stored.Facts), " sha256:") {
+			t.Errorf("%s: no typed redaction in the facts kept: %s", tc.args, mustJSON(stored.Facts))
+		}
+	}
+}
