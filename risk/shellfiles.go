@@ -240,6 +240,18 @@ func (s *shellScan) files(c *ShellCommand, args []shWord, redirs []*syntax.Redir
 		u, ro = useOf(p, args)
 	}
 	ro = ro && c.Resolved
+	if recursiveListing(c.Name, args) {
+		// ls -R, find, tree and du list every name below their folders. A
+		// folder outside the workspace above private places (/, a home,
+		// /etc, /root) lists their names, which listing them by name (ls
+		// /root) would not do unasked: closed world, a person looks first.
+		for _, w := range u.operands {
+			if w.lit && !s.insideWorkspace(w.text) && reachesSecrets(w.text, s.workspace) {
+				s.tags["shell.unlisted"] = true
+				ro = false
+			}
+		}
+	}
 	if p != nil && (p.readOnly || u.sub != "" && p.subs[u.sub] != nil && p.subs[u.sub].readOnly) {
 		// A read-only program's option may come from a value rein does not
 		// know (git diff $OPTS may be --output=…).
@@ -522,6 +534,28 @@ func pathspecsAfterDashes(args []shWord) bool {
 				}
 			}
 			return included
+		}
+	}
+	return false
+}
+
+// recursiveListing reports a command that lists every name below the
+// folders it is given: find, tree and du always, ls with -R.
+func recursiveListing(name string, args []shWord) bool {
+	switch name {
+	case "find", "tree", "du":
+		return true
+	case "ls":
+		for _, a := range args {
+			switch {
+			case !a.lit:
+			case a.text == "--":
+				return false
+			case a.text == "--recursive":
+				return true
+			case len(a.text) > 1 && a.text[0] == '-' && a.text[1] != '-' && strings.ContainsRune(a.text, 'R'):
+				return true
+			}
 		}
 	}
 	return false
