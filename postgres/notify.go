@@ -147,6 +147,9 @@ func (db *DB) readChanges(ctx context.Context) {
 			db.keys.listen(true)
 			db.open.listen(true)
 			db.subs.deliver(Resync)
+			if first {
+				close(db.changesRead)
+			}
 			r.healthy, first = true, false
 		}
 		if n > 0 && db.leading.get() {
@@ -159,11 +162,13 @@ func (db *DB) readChanges(ctx context.Context) {
 // returns how many. The rows of transactions that were still running when
 // it read may commit later with lower ids, so the next read starts from
 // the oldest of those (the snapshot's xmin), skipping rows delivered.
-// The first read only takes note of what is there.
+// The first read only takes note of what may still commit (what
+// committed before it is what Resync stands for).
 func (db *DB) readNew(ctx context.Context, conn *pgx.Conn, r *changeReader, first bool) (int, error) {
 	rows, err := conn.Query(ctx, `WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
 		SELECT s.xmin::text, c.id, c.xid::text, c.payload
-		FROM s LEFT JOIN changes c ON c.xid >= $1::text::xid8 ORDER BY c.id`, strconv.FormatUint(r.safe, 10))
+		FROM s LEFT JOIN changes c ON c.xid >= CASE WHEN $2 THEN s.xmin ELSE $1::text::xid8 END ORDER BY c.id`,
+		strconv.FormatUint(r.safe, 10), first)
 	if err != nil {
 		return 0, err
 	}

@@ -58,6 +58,7 @@ type DB struct {
 	batchJobs   chan *batchJob        // checks waiting to be recorded in a batch (batch.go)
 	closed      <-chan struct{}       // closed by Close
 	outboxKick  chan struct{}         // a local write added to the outbox
+	changesRead chan struct{}         // closed once the changes table was first read
 	changesKick chan struct{}         // read the changes table now (notify.go)
 	wakeAudit   chan struct{}         // the integrator placed entries: wake the others (notify.go)
 	wakeChange  chan struct{}         // new changes: wake the others
@@ -92,7 +93,7 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 		return nil, fmt.Errorf("connect to %s: %w", redact(url), err)
 	}
 	db := &DB{notifier: ownConn{role: "notifier", setup: []string{"SET synchronous_commit = off"}}, pool: pool, conn: cfg.ConnConfig.Copy(), log: log, outboxKick: make(chan struct{}, 1),
-		changesKick: make(chan struct{}, 1), wakeAudit: make(chan struct{}, 1), wakeChange: make(chan struct{}, 1)}
+		changesKick: make(chan struct{}, 1), changesRead: make(chan struct{}), wakeAudit: make(chan struct{}, 1), wakeChange: make(chan struct{}, 1)}
 	host, _ := os.Hostname()
 	db.id = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rein.NewID("int"))
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&db.schema); err != nil {
@@ -126,9 +127,15 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*DB, error) {
 	go func() { defer db.wg.Done(); db.sendWakes(runCtx) }()
 	go func() { defer db.wg.Done(); db.resolveIndexes(runCtx) }()
 	go func() { defer db.wg.Done(); db.elect(runCtx) }()
-	select { // the listener is up before the first write waits on it
-	case <-ready:
-	case <-time.After(5 * time.Second):
+	// The listener is up before the first write waits on it, and the
+	// changes table read once: a change made after Open returns reaches
+	// this store's subscribers.
+	timeout := time.After(5 * time.Second)
+	for _, ch := range []chan struct{}{ready, db.changesRead} {
+		select {
+		case <-ch:
+		case <-timeout:
+		}
 	}
 	return db, nil
 }
