@@ -45,9 +45,14 @@ func TestReplicasShareNoHotLock(t *testing.T) {
 	if s, err := strconv.Atoi(os.Getenv("REIN_CONTENTION_SECONDS")); err == nil && s > 0 {
 		seconds = s
 	}
+	// REIN_CONTENTION_RATE offers that many checks per second in all,
+	// spread over the replicas' agents, instead of as many as they answer:
+	// a fixed load, to compare the integrator's time per check across
+	// replica counts.
+	rate, _ := strconv.Atoi(os.Getenv("REIN_CONTENTION_RATE"))
 	for _, n := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("replicas=%d", n), func(t *testing.T) {
-			m := loadReplicas(t, n, 8, time.Duration(seconds)*time.Second)
+			m := loadReplicas(t, n, 8, time.Duration(seconds)*time.Second, rate)
 			t.Logf("%d replicas: %d checks in %v (%.0f/s), check p50 %v p99 %v; integrator placing %.1f ms and sealing %.1f ms per 1k checks (%d entries placed by it); %d samples, waits %v; change notified on one replica seen on another: p50 %v p99 %v (%d; storing it took %v at p99, from its commit to its receipt %v at p99)",
 				n, m.checks, m.wall.Round(time.Millisecond), float64(m.checks)/m.wall.Seconds(), m.p50, m.p99,
 				m.placingPer1k, m.sealingPer1k, m.placed, m.samples, m.waits, m.wakeP50, m.wakeP99, m.wakes, m.storeP99, m.deliverP99)
@@ -85,8 +90,10 @@ type contention struct {
 
 // loadReplicas opens n replicas on one schema, the first of them the
 // integrator (with a sealer, as rein serve runs it), records checks from
-// agents agents per replica for d, and samples the locks meanwhile.
-func loadReplicas(t *testing.T, n, agents int, d time.Duration) *contention {
+// agents agents per replica for d (at rate checks per second in all, or
+// as fast as they are answered when rate is 0), and samples the locks
+// meanwhile.
+func loadReplicas(t *testing.T, n, agents int, d time.Duration, rate int) *contention {
 	t.Helper()
 	ctx := context.Background()
 	base := testenv.Postgres(t)
@@ -155,7 +162,19 @@ func loadReplicas(t *testing.T, n, agents int, d time.Duration) *contention {
 				defer wg.Done()
 				var mine []time.Duration
 				defer func() { latMu.Lock(); lats = append(lats, mine...); latMu.Unlock() }()
+				var every time.Duration // between this agent's checks, at a fixed rate
+				if rate > 0 {
+					every = time.Duration(float64(time.Second) * float64(n*agents) / float64(rate))
+				}
 				for k := 0; ; k++ {
+					if every > 0 {
+						due := start.Add(time.Duration(k) * every)
+						select {
+						case <-stop:
+							return
+						case <-time.After(time.Until(due)):
+						}
+					}
 					select {
 					case <-stop:
 						return
