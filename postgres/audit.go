@@ -282,7 +282,7 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 		defer close(sealed)
 		seal := time.NewTicker(time.Second)
 		defer seal.Stop()
-		for {
+		for n := 0; ; n++ {
 			select {
 			case <-sealCtx.Done():
 				return
@@ -290,7 +290,9 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 				t0 := time.Now()
 				db.runSeal(sealCtx)
 				db.busy.sealing.Add(int64(time.Since(t0)))
-				db.trimChanges(sealCtx)
+				if n%30 == 0 { // a scan of the changes table: not every second
+					db.trimChanges(sealCtx)
+				}
 			}
 		}
 	}()
