@@ -383,7 +383,7 @@ func (s *Supervisor) answer(ctx context.Context, fd int, req *seccompNotif, tabl
 		cont(fd, req.ID)
 		return
 	}
-	var paths []string
+	var paths, unresolved []string
 	for _, a := range c.paths {
 		raw, err := p.string(req.Data.Args[a.path])
 		if err != nil {
@@ -395,7 +395,11 @@ func (s *Supervisor) answer(ctx context.Context, fd int, req *seccompNotif, tabl
 			dirfd = int32(req.Data.Args[a.dirfd])
 		}
 		follow := c.op == "open" && flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
-		paths = append(paths, p.resolve(dirfd, raw, follow))
+		resolved, ok := p.resolve(dirfd, raw, follow)
+		if !ok {
+			unresolved = append(unresolved, raw)
+		}
+		paths = append(paths, resolved)
 	}
 	// The path read belongs to the process that made the call only while
 	// the notification is still pending.
@@ -403,9 +407,19 @@ func (s *Supervisor) answer(ctx context.Context, fd int, req *seccompNotif, tabl
 		return
 	}
 	a, refused := s.classify(c.op, paths)
+	if len(unresolved) > 0 {
+		// Its name would be a guess: the attempt is recorded under the
+		// name the process gave, and refused.
+		a = Attempt{Op: c.op, Paths: unresolved, Refused: unresolved[0], Unresolved: true,
+			Walls: unresolved[0] + " cannot be resolved as the kernel would for the process (through /proc of another process, or more than 40 symbolic links): refused"}
+		refused = true
+	}
 	if !refused {
 		cont(fd, req.ID)
 		return
+	}
+	if c.op == "open" {
+		a.Flags = openFlags(flags)
 	}
 	if n := s.attempts.Add(1); n > MaxAttempts {
 		s.flood.Do(func() {
@@ -435,10 +449,38 @@ func openWrites(flags int) bool {
 	return flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0
 }
 
+// openFlags names the flags of an open that say how it writes: the access
+// mode, then O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_TMPFILE, O_NOFOLLOW as
+// set (an approver tells a truncation from an append).
+func openFlags(flags int) []string {
+	out := []string{"O_RDONLY"}
+	switch flags & unix.O_ACCMODE {
+	case unix.O_WRONLY:
+		out[0] = "O_WRONLY"
+	case unix.O_RDWR:
+		out[0] = "O_RDWR"
+	}
+	for _, f := range []struct {
+		bit  int
+		name string
+	}{{unix.O_CREAT, "O_CREAT"}, {unix.O_EXCL, "O_EXCL"}, {unix.O_TRUNC, "O_TRUNC"}, {unix.O_APPEND, "O_APPEND"},
+		{unix.O_TMPFILE &^ unix.O_DIRECTORY, "O_TMPFILE"}, {unix.O_NOFOLLOW, "O_NOFOLLOW"}} {
+		if flags&f.bit == f.bit {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 // refuse answers a refused write: EACCES for the workspace's read-only
-// and masked files (the mounts refuse them in any case), else the call
-// continues into Landlock, which refuses what it does not allow.
+// and masked files (the mounts refuse them in any case) and for a path
+// that could not be resolved, else the call continues into Landlock,
+// which refuses what it does not allow.
 func (s *Supervisor) refuse(fd int, id uint64, a Attempt) {
+	if a.Unresolved {
+		respond(fd, id, -int32(unix.EACCES), 0)
+		return
+	}
 	for _, p := range a.Paths {
 		if under(p, []string{s.Workspace}) {
 			respond(fd, id, -int32(unix.EACCES), 0)
@@ -641,10 +683,19 @@ func (p *proc) string(addr uint64) (string, error) {
 	return "", unix.ENAMETOOLONG
 }
 
-// resolve is where the kernel would find raw for the process: relative to
-// dirfd (or its cwd), through the symlinks of its directories in its own
-// root, and through a final symlink when follow.
-func (p *proc) resolve(dirfd int32, raw string, follow bool) string {
+// maxSymlinks is how many symbolic links the kernel follows in resolving
+// one path (MAXSYMLINKS) before the call fails with ELOOP.
+const maxSymlinks = 40
+
+// resolve is the path the process's call names (raw, relative to dirfd),
+// resolved in its root as the kernel would resolve it for the process: its
+// symlinks followed (the last one too when follow), and /proc's magic links
+// of the process itself (/proc/self/cwd, /proc/self/fd/N, /proc/self/root,
+// and the same through /proc/thread-self or the process's own pid) read for
+// it. ok is false for a path it cannot resolve so, whose name would be
+// wrong: through /proc of another process, or more links than the kernel
+// follows.
+func (p *proc) resolve(dirfd int32, raw string, follow bool) (string, bool) {
 	base := "/"
 	if !strings.HasPrefix(raw, "/") {
 		link := "cwd"
@@ -658,22 +709,29 @@ func (p *proc) resolve(dirfd int32, raw string, follow bool) string {
 	full := base + "/" + raw
 	root, err := unix.Open("/proc/"+strconv.Itoa(p.pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return path.Clean(full)
+		return path.Clean(full), false
 	}
 	defer unix.Close(root)
-	for range 8 { // symlinks followed at the end, at most
+	for range maxSymlinks + 1 {
+		var ok bool
+		if full, ok = p.magic(full); !ok {
+			return path.Clean(full), false
+		}
 		dir, name := path.Split(strings.TrimRight(full, "/"))
-		real := realDir(root, dir)
+		real, err := realDir(root, dir)
+		if err == unix.ELOOP { // a magic link on the way, or a loop
+			return path.Clean(full), false
+		}
 		if name == "" || name == "." || name == ".." {
-			return path.Clean(real + "/" + name)
+			return path.Clean(real + "/" + name), true
 		}
 		at := path.Join(real, name)
 		if !follow {
-			return at
+			return at, true
 		}
 		target, err := readlinkIn(root, at)
 		if err != nil {
-			return at // not a symlink (or not there: created as named)
+			return at, true // not a symlink (or not there: created as named)
 		}
 		if strings.HasPrefix(target, "/") {
 			full = target
@@ -681,23 +739,83 @@ func (p *proc) resolve(dirfd int32, raw string, follow bool) string {
 			full = real + "/" + target
 		}
 	}
-	return path.Clean(full)
+	return path.Clean(full), false // more links than the kernel follows
+}
+
+// magic rewrites a path through /proc's magic links of the process itself
+// (cwd, root, fd/N followed by more names) to what they lead to for the
+// process. /proc/PID/fd/N alone is left as it is (the descriptor
+// reopened). ok is false for the magic links of another process.
+func (p *proc) magic(full string) (string, bool) {
+	var parts []string
+	for _, s := range strings.Split(full, "/") {
+		if s != "" && s != "." {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) < 3 || parts[0] != "proc" {
+		return full, true
+	}
+	who, rest := parts[1], parts[2:]
+	if rest[0] == "task" && len(rest) >= 3 { // a thread's, as its process's
+		rest = rest[2:]
+	}
+	kind, more := rest[0], rest[1:]
+	if (kind != "cwd" && kind != "root" && kind != "fd") || (kind == "fd" && len(more) <= 1) {
+		return full, true
+	}
+	if who != "self" && who != "thread-self" && who != p.nsPID() {
+		if _, err := strconv.Atoi(who); err == nil {
+			return full, false
+		}
+		return full, true
+	}
+	var to string
+	switch kind {
+	case "root":
+		to = "/"
+	case "cwd":
+		to, _ = os.Readlink("/proc/" + strconv.Itoa(p.pid) + "/cwd")
+	case "fd":
+		to, _ = os.Readlink("/proc/" + strconv.Itoa(p.pid) + "/fd/" + more[0])
+		more = more[1:]
+	}
+	if !strings.HasPrefix(to, "/") {
+		return full, false
+	}
+	return to + "/" + strings.Join(more, "/"), true
+}
+
+// nsPID is the process's pid in its own pid namespace (the sandbox's), as
+// /proc inside names it; "" when unknown.
+func (p *proc) nsPID() string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "NSpid:" {
+			return f[len(f)-1]
+		}
+	}
+	return ""
 }
 
 // realDir is dir resolved in the process's root (its symlinks followed),
-// or dir cleaned when it does not exist there.
-func realDir(root int, dir string) string {
+// or dir cleaned when it does not exist there; the error is openat2's
+// (ELOOP: a magic link on the way, or too many links).
+func realDir(root int, dir string) (string, error) {
 	d, err := unix.Openat2(root, strings.TrimPrefix(path.Clean("/"+dir), "/")+"/.", &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
 	if err != nil {
-		return path.Clean("/" + dir)
+		return path.Clean("/" + dir), err
 	}
 	defer unix.Close(d)
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(d))
 	if err != nil || !strings.HasPrefix(real, "/") {
-		return path.Clean("/" + dir)
+		return path.Clean("/" + dir), nil
 	}
-	return real
+	return real, nil
 }
 
 // readlinkIn reads the symlink at p (resolved in root), if it is one.

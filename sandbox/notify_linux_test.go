@@ -3,6 +3,9 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,6 +90,78 @@ func TestNotifyFilter(t *testing.T) {
 	for nr := range calls() {
 		if !named[uint32(nr)] {
 			t.Errorf("system call %d is not in the filter", nr)
+		}
+	}
+}
+
+// TestResolve: a path is named as the kernel resolves it for the process
+// that made the call: through a chain of symbolic links longer than eight,
+// through /proc's magic links of the process itself (/proc/self/cwd,
+// /proc/self/fd/N/..., /proc/thread-self, its own pid); never as a wrong
+// name: a chain longer than the kernel follows, or another process's
+// /proc, is unresolved.
+func TestResolve(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
+	// link0 -> link1 -> ... -> linkN -> real/target
+	chain := func(name string, n int) string {
+		os.Symlink(filepath.Join(dir, "real", "target"), filepath.Join(dir, fmt.Sprintf("%s%d", name, n)))
+		for i := n - 1; i >= 0; i-- {
+			os.Symlink(fmt.Sprintf("%s%d", name, i+1), filepath.Join(dir, fmt.Sprintf("%s%d", name, i)))
+		}
+		return filepath.Join(dir, name+"0")
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	cwd, _ := os.Getwd()
+	p := proc{pid: os.Getpid()}
+	for _, c := range []struct {
+		raw    string
+		follow bool
+		want   string
+		ok     bool
+	}{
+		{chain("short", 3), true, filepath.Join(dir, "real", "target"), true},
+		{chain("long", 12), true, filepath.Join(dir, "real", "target"), true},
+		{chain("loop", maxSymlinks+1), true, "", false},
+		{filepath.Join(dir, "long0"), false, filepath.Join(dir, "long0"), true},
+		{"/proc/self/cwd/x", true, filepath.Join(cwd, "x"), true},
+		{"/proc/thread-self/cwd/x", true, filepath.Join(cwd, "x"), true},
+		{fmt.Sprintf("/proc/self/fd/%d/real/y", d.Fd()), true, filepath.Join(dir, "real", "y"), true},
+		{fmt.Sprintf("/proc/%d/fd/%d/real/y", os.Getpid(), d.Fd()), true, filepath.Join(dir, "real", "y"), true},
+		{"/proc/self/root" + dir + "/real/z", true, filepath.Join(dir, "real", "z"), true},
+		{fmt.Sprintf("/proc/%d/cwd/x", os.Getppid()), true, "", false},
+	} {
+		got, ok := p.resolve(unix.AT_FDCWD, c.raw, c.follow)
+		if ok != c.ok || (c.ok && got != c.want) {
+			t.Errorf("resolve(%q) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
+		}
+	}
+	// A descriptor itself (/dev/stdout's target) is reopened, not a magic
+	// link to resolve further.
+	if got, ok := p.magic("/proc/self/fd/1"); !ok || got != "/proc/self/fd/1" {
+		t.Errorf("magic(/proc/self/fd/1) = %q, %v", got, ok)
+	}
+}
+
+// TestOpenFlags: an open's flags are named as an approver reads them.
+func TestOpenFlags(t *testing.T) {
+	for flags, want := range map[int]string{
+		unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC:  "O_WRONLY O_CREAT O_TRUNC",
+		unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND: "O_WRONLY O_CREAT O_APPEND",
+		unix.O_RDWR:                    "O_RDWR",
+		unix.O_RDONLY | unix.O_TRUNC:   "O_RDONLY O_TRUNC",
+		unix.O_TMPFILE | unix.O_WRONLY: "O_WRONLY O_TMPFILE",
+		unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW: "O_WRONLY O_CREAT O_EXCL O_NOFOLLOW",
+	} {
+		if got := strings.Join(openFlags(flags), " "); got != want {
+			t.Errorf("openFlags(%#o) = %q, want %q", flags, got, want)
 		}
 	}
 }

@@ -252,6 +252,13 @@ type Attempt struct {
 	Walls string   // why the walls refuse it
 	// Refused is the first of Paths the walls refuse.
 	Refused string
+	// Flags are an open's flags that say how it writes (O_WRONLY,
+	// O_CREAT, O_TRUNC, O_APPEND, ...); none for other calls.
+	Flags []string
+	// Unresolved: Paths are as the process named them, since rein could
+	// not resolve them as the kernel would (through /proc of another
+	// process, or more symbolic links than the kernel follows); refused.
+	Unresolved bool
 	// Approvable: rein carries the write out for the process once people
 	// approved it (an exec-config file of the workspace, opened, renamed,
 	// removed or made).

@@ -279,6 +279,12 @@ func (r *containment) decideWrite(ctx context.Context, a sandbox.Attempt) sandbo
 	if a.Op == "rename" && len(a.Paths) == 2 {
 		args["from"], args["to"] = a.Paths[0], a.Paths[1]
 	}
+	if len(a.Flags) > 0 {
+		args["flags"] = a.Flags
+	}
+	if a.Unresolved {
+		args["unresolved"] = true
+	}
 	raw, _ := json.Marshal(args)
 	res, err := r.c.Check(ctx, rein.CheckRequest{Tool: "fs.write", Args: raw, Session: r.session})
 	if err != nil {
@@ -363,8 +369,11 @@ func (r *containment) watchStop(ctx context.Context, p *os.Process) *rein.Lock {
 
 // end records how the contained command ended (sandbox.ended), after
 // moving out of the workspace the files that arm later execution which
-// the run created.
+// the run created, and withdrawing the approval of a refused write that
+// still waits for people: no process of the run is left to try the write
+// again.
 func (r *containment) end(ctx context.Context, status int, stop *rein.Lock) {
+	r.withdrawPending(context.WithoutCancel(ctx))
 	moved := quarantine(r.e, r.ws, r.session, r.walls)
 	end := client.SandboxEnd{ExitStatus: status, DurationMS: time.Since(r.started).Milliseconds(), Quarantined: moved}
 	if stop != nil {
@@ -373,4 +382,24 @@ func (r *containment) end(ctx context.Context, status int, stop *rein.Lock) {
 	if err := r.c.EndSandbox(context.WithoutCancel(ctx), r.session, end); err != nil {
 		fmt.Fprintf(r.e.stderr, "%s: the end of the contained session could not be recorded: %v\n", r.what, err)
 	}
+}
+
+// withdrawPending cancels the approval of a refused write of the run that
+// still waits for people (rein records the cancellation), and says so.
+func (r *containment) withdrawPending(ctx context.Context) {
+	r.asking.Lock()
+	id := r.pendingWrite
+	r.pendingWrite = ""
+	r.asking.Unlock()
+	if id == "" {
+		return
+	}
+	if a, err := r.c.Approval(ctx, id); err == nil && a.Status != rein.StatusPending {
+		return
+	}
+	if _, err := r.c.Cancel(ctx, id); err != nil {
+		fmt.Fprintf(r.e.stderr, "%s: the approval %s of a refused write still waits for people after the run ended; it could not be withdrawn: %v\n", r.what, id, err)
+		return
+	}
+	fmt.Fprintf(r.e.stderr, "%s: the approval %s of a refused write was withdrawn: the run ended before people decided\n", r.what, id)
 }
