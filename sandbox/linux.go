@@ -193,6 +193,9 @@ func gitIdentity(out []byte) string {
 // Python one, else the executable's directory.
 func packageDir(name string) string {
 	p, err := exec.LookPath(name)
+	if err == nil {
+		p, err = filepath.Abs(p) // ./run.sh: a directory bound at "." would be the root inside
+	}
 	if err != nil {
 		return ""
 	}

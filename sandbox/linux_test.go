@@ -114,3 +114,21 @@ func TestHandoff(t *testing.T) {
 		}
 	}
 }
+
+// TestPackageDir: the directory shown for the command's own package is
+// absolute, also for a command named relative to the working directory
+// (a directory bound at "." would replace the sandbox's root).
+func TestPackageDir(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "tools"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tools", "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	t.Chdir(dir)
+	for _, name := range []string{"./tools/run.sh", "tools/../tools/run.sh"} {
+		if got := packageDir(name); got != filepath.Join(dir, "tools") {
+			t.Errorf("packageDir(%q) = %q, want %q", name, got, filepath.Join(dir, "tools"))
+		}
+	}
+}
