@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -109,5 +110,31 @@ func TestSecretsMaskedInsideReadOnly(t *testing.T) {
 		if !slices.Contains(w.Masked, npmrc) || slices.Contains(w.ReadOnly, npmrc) {
 			t.Errorf("pkg/.npmrc (exec-config and secret-shaped) is not masked: %+v", w)
 		}
+	}
+}
+
+// TestMatchName: matchName answers as path.Match for every masked pattern
+// and for patterns with other wildcards, over names that meet the
+// patterns' ends, miss them, or overlap them.
+func TestMatchName(t *testing.T) {
+	patterns := append([]string{"a*b*c", "*", "**", "x?y*", "[ab]*.pem", "id_*_sk", "a*a"}, maskedNames...)
+	names := []string{"", "a", "ab", "abc", "aXbYc", "ac", "aa", "a.a", ".env", ".env.local", "prod.env", "env", ".envx",
+		"server.key", "key", ".key", "tls.pem", "b.pem", "id_ed25519_sk", "id__sk", "id_sk", "credentials", "credentials.json",
+		"credentials-prod.json", "credentialsjson", "service-account.json", "my-sa.json", "-sa.json", "sa.json", "xzy", "x1y2",
+		"terraform.tfstate.backup", "kubeconfig", "a.kubeconfig", ".kubeconfig", "main.go"}
+	for _, p := range patterns {
+		for _, n := range names {
+			want, _ := path.Match(p, n)
+			if got := matchName(p, n); got != want {
+				t.Errorf("matchName(%q, %q) = %v, path.Match says %v", p, n, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkMasked(b *testing.B) {
+	names := []string{"main.go", "README.md", "go.sum", "abc123def456-d", ".env", "credentials.json", "x.pem", "Makefile"}
+	for i := 0; i < b.N; i++ {
+		Masked(names[i%len(names)])
 	}
 }
