@@ -111,11 +111,20 @@ func (p *Pipeline) RevokeDelegation(ctx context.Context, key *rein.Key, id strin
 // delegatedVoter finds, for a key that cannot vote on a by itself, an
 // active delegation to it from an identity that can, and returns the voter
 // acting on that delegator's behalf. Only the delegator's own eligibility
-// counts (delegations do not chain).
+// counts (delegations do not chain). A delegate of the identity that asked
+// votes on no one's behalf.
 func (p *Pipeline) delegatedVoter(ctx context.Context, key *rein.Key, a *rein.Approval, now time.Time) (approval.Voter, bool) {
 	list, err := p.Store.Delegations(ctx, a.Tenant)
 	if err != nil {
 		return approval.Voter{}, false
+	}
+	for _, d := range list {
+		if d.To == key.Name && d.Tenant == key.Tenant && d.Active(now) && d.From == approval.AgentIdentity(a.Agent) {
+			// Separation of duties holds across delegation: the delegate of
+			// the identity that asked never votes on its request, on
+			// anyone's behalf.
+			return approval.Voter{}, false
+		}
 	}
 	var keys []*rein.Key
 	for _, d := range list {

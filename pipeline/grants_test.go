@@ -1064,3 +1064,36 @@ func (s *countingApprovals) ChangeApproval(ctx context.Context, id string, chang
 	s.read++
 	return s.Store.ChangeApproval(ctx, id, change)
 }
+
+// TestADelegateNeverVotesOnItsDelegatorsRequest: separation of duties
+// holds across delegation. A key that asked (an admin running a check)
+// and delegated its eligibility to a deputy cannot have that deputy
+// approve its request, even when the deputy also holds another approver's
+// delegation and votes on that one's behalf.
+func TestADelegateNeverVotesOnItsDelegatorsRequest(t *testing.T) {
+	ctx := context.Background()
+	f := grantsFixture(t)
+	lead := stored(t, f, &rein.Key{ID: "key_lead", Name: "lead", Tenant: "acme", Roles: []rein.Role{rein.RoleAdmin}, Groups: []string{"finance"}})
+	fin1 := stored(t, f, approver("fin1", "finance"))
+	deputy := stored(t, f, approver("deputy", "ops"))
+	until := time.Now().Add(24 * time.Hour)
+	if _, err := f.p.Delegate(ctx, fin1, &DelegationRequest{To: "deputy", Until: until}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.p.Delegate(ctx, lead, &DelegationRequest{To: "deputy", Until: until}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.p.Check(ctx, lead, &rein.CheckRequest{Tool: "pay", Args: json.RawMessage(`{"amount":50}`), Session: "s1"})
+	if err != nil || rec.Approval == nil {
+		t.Fatalf("the lead's check: %v %+v", err, rec)
+	}
+	a, err := f.p.Vote(ctx, deputy, rec.Approval.ID, approval.Approve, "", nil)
+	if rein.ErrorCode(err) != rein.ECodeForbidden {
+		t.Fatalf("the lead's deputy approved the lead's own request: %v %+v", err, a)
+	}
+	// The deputy still votes for fin1 on a request that is not its delegator's.
+	ask := f.check(t, "pay", `{"amount":60}`)
+	if a, err = f.p.Vote(ctx, deputy, ask.Approval.ID, approval.Approve, "", nil); err != nil || a.Status != rein.StatusApproved {
+		t.Fatalf("the deputy's vote for fin1: %v %+v", err, a)
+	}
+}
