@@ -121,6 +121,24 @@ func (w *concealWalk) text(at, key, s string) any {
 			}
 		}
 	}
+	if hasURLPassword(out) {
+		// Only the password is concealed: the scheme, user and host stay
+		// readable.
+		var b strings.Builder
+		last := 0
+		for _, m := range urlPasswordRE.FindAllStringSubmatchIndex(out, -1) {
+			secret := out[m[2]:m[3]]
+			parts++
+			v, _ := json.Marshal(secret)
+			mk := Marker("url_password", secret)
+			w.found = append(w.found, Concealed{Arg: at, Kind: "url_password", Marker: mk, Value: v})
+			b.WriteString(out[last:m[2]])
+			b.WriteString(mk)
+			last = m[3]
+		}
+		b.WriteString(out[last:])
+		out = b.String()
+	}
 	if parts > 0 {
 		return out
 	}

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,4 +118,37 @@ func FuzzConcealReveal(f *testing.F) {
 			t.Fatalf("round trip: %s -> %s", want, got)
 		}
 	})
+}
+
+// TestURLPasswordsAreSecrets: the password of a URL's userinfo
+// (https://user:pass@host, postgres://app:pass@db/prod) is a credential,
+// in an argument of its own or inside a command line: tagged, and
+// concealed where it stands so the rest of the URL stays readable; a
+// variable in its place is not a secret.
+func TestURLPasswordsAreSecrets(t *testing.T) {
+	const pw = "Zq8-vR3x-Lm9w-Tk2p"
+	for _, tc := range []struct{ arg, want string }{
+		{"https://app:" + pw + "@x.example.com/", "https://app:" + Marker("url_password", pw) + "@x.example.com/"},
+		{"psql postgres://app:" + pw + "@db.internal/prod -c 'select 1'", "psql postgres://app:" + Marker("url_password", pw) + "@db.internal/prod -c 'select 1'"},
+		{"git clone https://:" + pw + "@git.example.com/r.git", "git clone https://:" + Marker("url_password", pw) + "@git.example.com/r.git"},
+	} {
+		facts, tags := ScanArgs(map[string]any{"x": tc.arg})
+		if len(facts) != 1 || facts[0].Kind != "url_password" || !slices.Contains(tags, "secrets") {
+			t.Errorf("%s: facts %+v tags %v", tc.arg, facts, tags)
+		}
+		args, found := Conceal(map[string]any{"x": tc.arg})
+		if args["x"] != tc.want || len(found) != 1 {
+			t.Errorf("%s: concealed as %v (%d found), want %s", tc.arg, args["x"], len(found), tc.want)
+			continue
+		}
+		back, err := Reveal(args, found)
+		if err != nil || back["x"] != tc.arg {
+			t.Errorf("%s: revealed as %v: %v", tc.arg, back["x"], err)
+		}
+	}
+	for _, s := range []string{"https://app:$PASS@x.example.com/", "ssh://git@github.com:22/r.git", "https://x.example.com:8443/a@b", "mailto:a@example.com"} {
+		if facts, _ := ScanArgs(map[string]any{"x": s}); len(facts) != 0 {
+			t.Errorf("%s: %+v, want no secret", s, facts)
+		}
+	}
 }

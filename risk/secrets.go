@@ -36,6 +36,16 @@ var secretPatterns = []struct {
 	{"jwt", []string{"eyJ"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 }
 
+// urlPasswordRE finds the password of a URL's userinfo
+// (scheme://user:password@host, RFC 3986 3.2.1), its first submatch. A
+// variable ($PASS) in its place is no secret.
+var urlPasswordRE = regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:'"]*:([^\s/?#@'"$]+)@`)
+
+// hasURLPassword reports whether s holds a URL with a password.
+func hasURLPassword(s string) bool {
+	return strings.Contains(s, "://") && urlPasswordRE.MatchString(s)
+}
+
 // secretNames are argument names whose high-entropy values are credentials.
 var secretNames = []string{"token", "secret", "password", "passwd", "passphrase", "apikey", "api_key", "api-key",
 	"credential", "private_key", "privatekey", "access_key", "auth"}
@@ -123,6 +133,9 @@ func secretKind(key, s string) string {
 				break
 			}
 		}
+	}
+	if hasURLPassword(s) {
+		return "url_password"
 	}
 	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
 		return "named_" + strings.ToLower(key)
