@@ -206,7 +206,7 @@ func (s *Sender) attempt(ctx context.Context, t *Target, e *events.Event, id str
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, "POST", t.URL, bytes.NewReader(body))
 	if err != nil {
-		d.Error = err.Error()
+		d.Error = withoutURL(err).Error()
 		return d
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -220,7 +220,7 @@ func (s *Sender) attempt(ctx context.Context, t *Target, e *events.Event, id str
 	res, err := s.Client.Do(req)
 	d.TookMS = time.Since(d.At).Milliseconds()
 	if err != nil {
-		d.Error = err.Error()
+		d.Error = withoutURL(err).Error()
 		if errors.Is(err, context.DeadlineExceeded) {
 			d.Error = fmt.Sprintf("no answer within %s", t.Timeout)
 		}
@@ -234,6 +234,21 @@ func (s *Sender) attempt(ctx context.Context, t *Target, e *events.Event, id str
 		d.Error = res.Status
 	}
 	return d
+}
+
+// withoutURL is err with the URL it names cut to scheme and host: a
+// target's URL can itself be the secret (a Slack incoming webhook's path,
+// a token in the query), and delivery errors are kept, listed and logged.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	short := "the target's URL"
+	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+		short = u.Scheme + "://" + u.Host + "/…"
+	}
+	return &url.Error{Op: ue.Op, URL: short, Err: ue.Err}
 }
 
 // body is the message for a target: the Standard Webhooks payload shape

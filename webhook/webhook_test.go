@@ -183,3 +183,28 @@ func TestSlackMessageRiskTags(t *testing.T) {
 		}
 	}
 }
+
+// TestADeliveryErrorKeepsTheTargetURLSecret: a target's URL can itself be
+// the secret (a Slack incoming webhook's path, a token in the query), so
+// the error of a failed delivery, kept and listed by GET
+// /v1/webhooks/deliveries and logged, names the target by scheme and host
+// only.
+func TestADeliveryErrorKeepsTheTargetURLSecret(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	addr := srv.URL
+	srv.Close() // refused from now on
+	s := &Sender{Client: &http.Client{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	target := &Target{Name: "sl", URL: strings.Replace(addr, "http://", "http://u:HookPw-9f8e@", 1) + "/services/T0A/B0B/SlackHookSecret123?token=QueryTok-55aa", Timeout: 2 * time.Second}
+	d := s.attempt(context.Background(), target, &events.Event{ID: 1, Type: "approval.created"}, "msg_1", 1, []byte("{}"))
+	if d.Delivered || d.Error == "" {
+		t.Fatalf("a delivery to a closed server: %+v", d)
+	}
+	for _, secret := range []string{"HookPw-9f8e", "SlackHookSecret123", "QueryTok-55aa"} {
+		if strings.Contains(d.Error, secret) {
+			t.Errorf("the delivery error holds %s: %s", secret, d.Error)
+		}
+	}
+	if !strings.Contains(d.Error, strings.TrimPrefix(addr, "http://")) {
+		t.Errorf("the delivery error does not name the host: %s", d.Error)
+	}
+}
