@@ -423,7 +423,7 @@ var (
 		"--word-diff? --word-diff-regex= --color-words? --no-renames --rename-empty --no-rename-empty --check " +
 		"--ws-error-highlight= --full-index --binary --abbrev? B|--break-rewrites? M|--find-renames? " +
 		"C|--find-copies? --find-copies-harder D|--irreversible-delete l= --diff-filter= S= G= --find-object= " +
-		"--pickaxe-all --pickaxe-regex O= --skip-to= --rotate-to= R --relative? --no-relative a|--text " +
+		"--pickaxe-all --pickaxe-regex O=:r --skip-to= --rotate-to= R --relative? --no-relative a|--text " +
 		"--ignore-cr-at-eol --ignore-space-at-eol b|--ignore-space-change w|--ignore-all-space " +
 		"--ignore-blank-lines I|--ignore-matching-lines= --inter-hunk-context= W|--function-context --exit-code " +
 		"--quiet --ext-diff:x --no-ext-diff --textconv --no-textconv --ignore-submodules? --src-prefix= " +

@@ -99,6 +99,8 @@ func TestProgramUse(t *testing.T) {
 		{cmd: "git diff --out x", writes: "x", caps: capWrite},
 		{cmd: "git log --output=/etc/passwd", writes: "/etc/passwd", caps: capWrite},
 		{cmd: "git diff --ext-diff", caps: capExec},
+		{cmd: "git diff -O/etc/shadow", readOnly: true, reads: "/etc/shadow"}, // the orderfile is read
+		{cmd: "git diff -O order.txt HEAD", readOnly: true, reads: "order.txt,HEAD"},
 		{cmd: "git diff --no-index /dev/null /etc/hosts", readOnly: true, reads: "/dev/null,/etc/hosts"},
 		{cmd: "git -C /tmp/x status", caps: capConfig},
 		{cmd: "git show HEAD:.env", readOnly: true, reads: "HEAD:.env,.env"}, // the operand may also be a path

@@ -61,3 +61,17 @@ func TestRecursiveListingsOutsideTheWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestGitDiffOrderFileIsARead: git diff -O<orderfile> reads the file it
+// names, so a credential store named there is a secret read, as cat's.
+func TestGitDiffOrderFileIsARead(t *testing.T) {
+	for _, cmd := range []string{"git diff -O/etc/shadow", "git diff -O /root/.ssh/id_rsa HEAD", "git log -p -O~/.aws/credentials"} {
+		_, tags := classifyShell(cmd, "/srv/agent")
+		if !slices.Contains(tags, "shell.secrets") {
+			t.Errorf("%s: tags %v, want shell.secrets", cmd, tags)
+		}
+	}
+	if _, tags := classifyShell("git diff -Oorder.txt", "/srv/agent"); len(tags) != 1 {
+		t.Errorf("git diff -Oorder.txt: tags %v, want a plain read", tags)
+	}
+}
