@@ -36,10 +36,13 @@ async function registrationId(page, cdp) {
 }
 
 // deliver hands a push message to the service worker, as the browser does
-// when its push service delivers one.
-async function deliver(page, cdp, regID, data) {
+// when its push service delivers one, then waits (up to 15 s, for a busy
+// machine) until the worker shows want notifications; the caller checks
+// what they are.
+async function deliver(page, cdp, regID, data, want) {
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: base, registrationId: regID, data });
-  await page.waitForTimeout(300);
+  const until = Date.now() + 15000;
+  while ((await notifications(page)).length !== want && Date.now() < until) await page.waitForTimeout(100);
 }
 
 run(async (browser) => {
@@ -100,7 +103,7 @@ run(async (browser) => {
   eq(pushed.type, 'approval', 'the message type');
   const cdp = await ctx.newCDPSession(page);
   const regID = await registrationId(page, cdp);
-  await deliver(page, cdp, regID, JSON.stringify(pushed));
+  await deliver(page, cdp, regID, JSON.stringify(pushed), 1);
   let shown = await notifications(page);
   eq(shown.length, 1, 'notifications shown');
   eq(shown[0].title, 'builder wants to run payments.transfer', 'the notification title');
@@ -121,14 +124,14 @@ run(async (browser) => {
   // Decided: rein tells the device, and the notification goes away.
   const closed = JSON.parse(await step('decided'));
   eq(closed.type, 'closed', 'the message after the decision');
-  await deliver(page, cdp, regID, JSON.stringify(closed));
+  await deliver(page, cdp, regID, JSON.stringify(closed), 0);
   eq((await notifications(page)).length, 0, 'notifications after the decision');
 
   // A message whose link leaves the console opens the inbox instead.
-  await deliver(page, cdp, regID, JSON.stringify({ type: 'approval', id: 'apr_x', title: 't', body: 'b', url: 'https://evil.example/phish' }));
+  await deliver(page, cdp, regID, JSON.stringify({ type: 'approval', id: 'apr_x', title: 't', body: 'b', url: 'https://evil.example/phish' }), 1);
   shown = await notifications(page);
   eq(shown.map((n) => n.url), ['/inbox'], 'a foreign link is replaced');
-  await deliver(page, cdp, regID, JSON.stringify({ type: 'closed', id: 'apr_x' }));
+  await deliver(page, cdp, regID, JSON.stringify({ type: 'closed', id: 'apr_x' }), 0);
 
   // 4. A test notification, then turning it off.
   await page.goto(base + '/passkeys');
