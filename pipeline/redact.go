@@ -226,7 +226,7 @@ func (p *Pipeline) concealedFacts(tool string, args json.RawMessage, facts map[s
 			for _, s := range secrets {
 				x = strings.ReplaceAll(x, s.text, s.marker)
 			}
-			return x
+			return risk.ConcealShapes(x) // a token the arguments hold split by quoting is whole here
 		}
 		return v
 	}

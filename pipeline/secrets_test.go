@@ -191,6 +191,7 @@ func TestSecretsAreKeptRedactedInFacts(t *testing.T) {
 	for _, tc := range []struct{ tool, args string }{
 		{"bash", mustJSON(map[string]string{"command": "curl -H 'Authorization: Bearer " + gh + "' https://api.example.com/x"})},
 		{"bash", mustJSON(map[string]string{"command": "AWS_SECRET_ACCESS_KEY=" + aws + " aws s3 ls"})},
+		{"bash", mustJSON(map[string]string{"command": `curl -H "Authorization: Bearer gh""` + gh[2:] + `" https://api.example.com/x`})},
 		{"http.get", mustJSON(map[string]string{"url": "https://api.example.com/x?api_key=" + stripe})},
 	} {
 		rec := f.check(t, tc.tool, tc.args)
@@ -202,7 +203,7 @@ func TestSecretsAreKeptRedactedInFacts(t *testing.T) {
 			t.Fatalf("%s: no facts kept", tc.args)
 		}
 		text := keptText(t, f, rec)
-		for _, secret := range []string{gh, aws, stripe} {
+		for _, secret := range []string{gh, gh[2:], aws, stripe} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%s: the store keeps %s in clear: %s", tc.args, secret, text)
 			}

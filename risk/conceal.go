@@ -106,6 +106,9 @@ func (w *concealWalk) text(at, key, s string) any {
 	if len(s) < 8 {
 		return s
 	}
+	if kind := splitByQuoting(s); kind != "" {
+		return w.whole(at, kind, s) // where the token stands cannot be cut out
+	}
 	out, parts := s, 0
 	for _, p := range secretPatterns {
 		for _, m := range p.markers {
@@ -144,6 +147,23 @@ func (w *concealWalk) text(at, key, s string) any {
 	}
 	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
 		return w.whole(at, "named_"+strings.ToLower(key), s)
+	}
+	return s
+}
+
+// ConcealShapes returns s with every credential recognised by its shape (a
+// token, a key, a URL's password) replaced by its typed redaction, as
+// Conceal replaces them inside a longer text. It is for text derived from
+// arguments (a shell command's words once unquoted), which Conceal of the
+// arguments cannot reach.
+func ConcealShapes(s string) string {
+	if len(s) < 8 {
+		return s
+	}
+	var w concealWalk
+	out := w.text("", "", s)
+	if t, ok := out.(string); ok {
+		return t
 	}
 	return s
 }

@@ -152,3 +152,37 @@ func TestURLPasswordsAreSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteSplitTokensAreSecrets: shell quoting can split a token so that
+// its shape is not in the text as written (gh""p_…, gh\p_…, 'AKIA'QW…),
+// though the command runs with it whole. Such a value is tagged and
+// concealed whole.
+func TestQuoteSplitTokensAreSecrets(t *testing.T) {
+	const tok = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+	for _, cmd := range []string{
+		`curl -H "Authorization: Bearer gh""p_` + tok + `" https://api.example.com/x`,
+		`curl -H Authorization:\ Bearer\ gh\p_` + tok + ` https://api.example.com/x`,
+		`AWS_ACCESS_KEY_ID='AKIA'QWERTYUIOPASDFGH aws s3 ls`,
+		`echo ghp_` + tok + ` gh''p_` + tok[1:] + `Z`,
+	} {
+		facts, tags := ScanArgs(map[string]any{"command": cmd})
+		if len(facts) == 0 || !slices.Contains(tags, "secrets") {
+			t.Errorf("%s: facts %+v tags %v", cmd, facts, tags)
+		}
+		args, found := Conceal(map[string]any{"command": cmd})
+		text := args["command"].(string)
+		if strings.Contains(text, tok[4:]) || strings.Contains(text, "QWERTYUIOPASDFGH") || len(found) == 0 {
+			t.Errorf("%s: concealed as %s", cmd, text)
+			continue
+		}
+		back, err := Reveal(args, found)
+		if err != nil || back["command"] != cmd {
+			t.Errorf("%s: revealed as %v: %v", cmd, back["command"], err)
+		}
+	}
+	for _, s := range []string{`grep -r "TODO" src`, `echo 'it''s fine'`, `printf "%s\n" a b`} {
+		if facts, _ := ScanArgs(map[string]any{"command": s}); len(facts) != 0 {
+			t.Errorf("%s: %+v, want no secret", s, facts)
+		}
+	}
+}

@@ -36,6 +36,41 @@ var secretPatterns = []struct {
 	{"jwt", []string{"eyJ"}, regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
 }
 
+// shapeMatches counts the credentials s holds by their shape.
+func shapeMatches(s string) (n int, kind string) {
+	for _, p := range secretPatterns {
+		for _, m := range p.markers {
+			if strings.Contains(s, m) {
+				if k := len(p.re.FindAllStringIndex(s, -1)); k > 0 {
+					n += k
+					if kind == "" {
+						kind = p.kind
+					}
+				}
+				break
+			}
+		}
+	}
+	return n, kind
+}
+
+var unquoter = strings.NewReplacer(`"`, "", `'`, "", `\`, "")
+
+// splitByQuoting reports the kind of a credential that shell quoting
+// splits in s (gh""p_…, gh\p_…, 'AKIA'QW…), so that its shape is not in s
+// as written though a shell runs the command with it whole: s without its
+// quotes and backslashes holds more credentials than s.
+func splitByQuoting(s string) string {
+	if !strings.ContainsAny(s, `"'\`) {
+		return ""
+	}
+	n, kind := shapeMatches(unquoter.Replace(s))
+	if m, _ := shapeMatches(s); n > m {
+		return kind
+	}
+	return ""
+}
+
 // urlPasswordRE finds the password of a URL's userinfo
 // (scheme://user:password@host, RFC 3986 3.2.1), its first submatch. A
 // variable ($PASS) in its place is no secret.
@@ -136,6 +171,9 @@ func secretKind(key, s string) string {
 	}
 	if hasURLPassword(s) {
 		return "url_password"
+	}
+	if kind := splitByQuoting(s); kind != "" {
+		return kind
 	}
 	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
 		return "named_" + strings.ToLower(key)
