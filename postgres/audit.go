@@ -41,7 +41,27 @@ const integrateBatch = 4096
 
 // outboxPoll is how often the integrator looks at the outbox when no local
 // writer woke it: the other replicas' writers do not notify (notify.go).
-const outboxPoll = 2 * time.Millisecond
+// While it finds nothing it looks less often, doubling the wait up to
+// idlePoll, so that an idle replica set does not query the database 500
+// times a second; the first entry after a quiet spell waits at most that.
+const (
+	outboxPoll = 2 * time.Millisecond
+	idlePoll   = 16 * time.Millisecond
+)
+
+// backoff is a poll's wait: the shortest while polls find something,
+// doubling (up to idlePoll) while they find nothing.
+type backoff struct{ wait, min time.Duration }
+
+func (b *backoff) found(any bool) time.Duration {
+	switch {
+	case any || b.wait < b.min:
+		b.wait = b.min
+	case b.wait < idlePoll:
+		b.wait = min(2*b.wait, idlePoll)
+	}
+	return b.wait
+}
 
 // waitLimit bounds how long a writer waits for its index.
 const waitLimit = 30 * time.Second
@@ -296,13 +316,17 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 			}
 		}
 	}()
-	poll := time.NewTicker(outboxPoll)
+	pace := backoff{min: outboxPoll}
+	poll := time.NewTimer(pace.found(true))
 	defer poll.Stop()
 	for {
 		t0 := time.Now()
 		n, err := db.integrate(ctx, conn, term)
 		db.busy.placing.Add(int64(time.Since(t0)))
 		db.busy.placed.Add(int64(n))
+		if n > 0 {
+			poll.Reset(pace.found(true))
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				db.log.Error("integrating the audit log failed; leaving it to the next integrator", "term", term, "err", err)
@@ -326,6 +350,7 @@ func (db *DB) lead(ctx context.Context, conn *pgx.Conn) bool {
 				if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM audit_pending)").Scan(&any); err != nil || any {
 					woken = true
 				}
+				poll.Reset(pace.found(woken))
 			}
 		}
 		if ctx.Err() != nil {

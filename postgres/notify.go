@@ -109,7 +109,8 @@ func (db *DB) readChanges(ctx context.Context) {
 	r := &changeReader{seen: map[int64]uint64{}}
 	conn := ownConn{role: "changes"} // not the pool's: a busy pool would hold changes up
 	defer conn.close()
-	fast := time.NewTicker(leaderChangePoll)
+	pace := backoff{min: leaderChangePoll}
+	fast := time.NewTimer(pace.found(true))
 	defer fast.Stop()
 	slow := time.NewTicker(changePoll)
 	defer slow.Stop()
@@ -122,6 +123,7 @@ func (db *DB) readChanges(ctx context.Context) {
 		case <-slow.C:
 		case <-fast.C:
 			if !db.leading.get() {
+				fast.Reset(idlePoll)
 				continue
 			}
 		}
@@ -152,8 +154,19 @@ func (db *DB) readChanges(ctx context.Context) {
 			}
 			r.healthy, first = true, false
 		}
-		if n > 0 && db.leading.get() {
-			db.wake(db.chChange)
+		if db.leading.get() {
+			if n > 0 {
+				db.wake(db.chChange)
+			}
+			// While it integrates, this replica reads for every other one:
+			// often while changes come, less often while none do.
+			if !fast.Stop() {
+				select {
+				case <-fast.C:
+				default:
+				}
+			}
+			fast.Reset(pace.found(n > 0))
 		}
 	}
 }
