@@ -299,7 +299,11 @@ func jsonError(err error, known string) error {
 		if field == "" {
 			return Errorf(ECodeBadRequest, "the body must be a JSON object, not %s", typ.Value)
 		}
-		return Errorf(ECodeBadRequest, "field %q must be %s, not %s", field, jsonTypeName(typ.Type.Kind().String()), typ.Value)
+		got := typ.Value // "number 1.0", "string", "object"...
+		if n, ok := strings.CutPrefix(got, "number "); ok {
+			got = n
+		}
+		return Errorf(ECodeBadRequest, "field %q must be %s, not %s", field, jsonTypeName(typ.Type.Kind().String()), got)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		return Errorf(ECodeBadRequest, "unknown field %s; known fields: %s", name, known)
@@ -321,6 +325,8 @@ func jsonTypeName(kind string) string {
 		return "true or false"
 	case "ptr", "interface":
 		return "a value of another type"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number (no fraction, no exponent)"
 	}
 	return "a number"
 }
