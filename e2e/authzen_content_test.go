@@ -32,7 +32,8 @@ func authzenSend(t *testing.T, url, key, contentType, body string) (int, string)
 // application/json only. A valid request sent as text/plain, as a form, or
 // without a Content-Type is refused with 400 and not evaluated
 // (certification case C-2-4-3), on every AuthZEN endpoint that takes a
-// body; application/json with a charset parameter is accepted.
+// body; application/json with a charset parameter is accepted; a body over
+// the limit is 413.
 func TestAuthZENContentType(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
 	harness.WriteFile(t, pol, todoPolicy)
@@ -74,6 +75,12 @@ func TestAuthZENContentType(t *testing.T) {
 			if code, out := authzenSend(t, s.URL+ep.path, agent, ct, ep.body); code != ep.ok {
 				t.Errorf("%s as %q: %d %s, want %d", ep.path, ct, code, out, ep.ok)
 			}
+		}
+		// A body over the limit is 413, as on every other endpoint, and
+		// says how to fix it.
+		big := `{"subject": {"type": "user", "id": "` + strings.Repeat("m", 2<<20) + `"}}`
+		if code, out := authzenSend(t, s.URL+ep.path, agent, "application/json", big); code != 413 || !strings.Contains(out, "send a smaller one") {
+			t.Errorf("%s with a 2 MiB body: %d %.200s, want 413 saying to send a smaller one", ep.path, code, out)
 		}
 	}
 }

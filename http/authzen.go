@@ -85,6 +85,15 @@ func jsonContent(r *http.Request) error {
 	return nil
 }
 
+// readStatus is the status of a request whose body could not be taken: 413
+// for a body over the limit, 400 for anything else.
+func readStatus(err error) int {
+	if rein.ErrorCode(err) == rein.ECodeTooLarge {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
 func authzenError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, msg)
 }
@@ -106,7 +115,7 @@ func (s *Server) authzenEvaluation(w http.ResponseWriter, r *http.Request, key *
 		err = e.Validate()
 	}
 	if err != nil {
-		authzenError(w, http.StatusBadRequest, "not an AuthZEN evaluation request: "+err.Error())
+		authzenError(w, readStatus(err), "not an AuthZEN evaluation request: "+err.Error())
 		return
 	}
 	d, err := s.evaluate(r.Context(), key, e)
@@ -132,7 +141,7 @@ func (s *Server) authzenEvaluations(w http.ResponseWriter, r *http.Request, key 
 		err = b.Validate() // a batch without evaluations is one evaluation
 	}
 	if err != nil {
-		authzenError(w, http.StatusBadRequest, "not an AuthZEN evaluations request: "+err.Error())
+		authzenError(w, readStatus(err), "not an AuthZEN evaluations request: "+err.Error())
 		return
 	}
 	if len(b.Evaluations) == 0 {
@@ -264,7 +273,7 @@ func (s *Server) render(ctx context.Context, key *rein.Key, rec *rein.CheckRecor
 func (s *Server) accessRequest(w http.ResponseWriter, r *http.Request, key *rein.Key) {
 	body, err := readJSON(r)
 	if err != nil {
-		problem(w, http.StatusBadRequest, "about:blank", "Not a JSON request", err.Error())
+		problem(w, readStatus(err), "about:blank", "Not a JSON request", err.Error())
 		return
 	}
 	var sub struct {
