@@ -210,6 +210,10 @@ func (p *Pipeline) concealedFacts(tool string, args json.RawMessage, facts map[s
 			continue
 		}
 		secrets = append(secrets, struct{ text, marker string }{text, c.Marker})
+		// A shell word's value ('pw', "pw") stands in the facts unquoted.
+		if u := shellUnquoter.Replace(text); u != text && u != "" {
+			secrets = append(secrets, struct{ text, marker string }{u, c.Marker})
+		}
 	}
 	var walk func(v any) any
 	walk = func(v any) any {
@@ -224,7 +228,7 @@ func (p *Pipeline) concealedFacts(tool string, args json.RawMessage, facts map[s
 			}
 		case string:
 			for _, s := range secrets {
-				x = strings.ReplaceAll(x, s.text, s.marker)
+				x = replaceSecret(x, s.text, s.marker)
 			}
 			return risk.ConcealShapes(x) // a token the arguments hold split by quoting is whole here
 		}
@@ -232,6 +236,45 @@ func (p *Pipeline) concealedFacts(tool string, args json.RawMessage, facts map[s
 	}
 	walk(out)
 	return out
+}
+
+var shellUnquoter = strings.NewReplacer(`"`, "", `'`, "", `\`, "")
+
+// replaceSecret replaces secret in s by marker. A short secret (a typed
+// password: "x", "hunter2") is replaced only where it stands as a word of
+// its own, not inside a longer word (the x of xargs): facts hold it whole
+// (an environment value, an option's value, a word).
+func replaceSecret(s, secret, marker string) string {
+	if len(secret) >= 8 {
+		return strings.ReplaceAll(s, secret, marker)
+	}
+	var b strings.Builder
+	last := 0
+	for from := 0; from <= len(s); {
+		i := strings.Index(s[from:], secret)
+		if i < 0 {
+			break
+		}
+		i += from
+		end := i + len(secret)
+		if i > 0 && isWordByte(s[i-1]) && isWordByte(secret[0]) ||
+			end < len(s) && isWordByte(s[end]) && isWordByte(secret[len(secret)-1]) {
+			from = i + 1 // inside a longer word
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(marker)
+		last, from = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // holdsSecrets reports whether a check's facts name a credential in its

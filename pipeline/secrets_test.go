@@ -213,3 +213,51 @@ func TestSecretsAreKeptRedactedInFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedCredentialsAreKeptRedacted: a credential the text around it
+// names (an environment assignment, an option, curl's user:password, a
+// URL query parameter, a password in SQL, a JSON key), low in entropy as a
+// typed password is, is kept nowhere in clear: not in the check record's
+// arguments or facts, nor in its audit entry; the agent is answered with
+// its own arguments, and the record still shows which command runs.
+func TestNamedCredentialsAreKeptRedacted(t *testing.T) {
+	f := setup(t, secretsPolicy)
+	stored(t, f, f.key)
+	const pw = "hunter2"
+	for _, tc := range []struct{ tool, args, readable string }{
+		{"bash", mustJSON(map[string]string{"command": "PGPASSWORD=" + pw + " psql -h db.internal -c 'select 1'"}), "psql -h db.internal"},
+		{"bash", mustJSON(map[string]string{"command": "MYSQL_PWD='" + pw + "' mysql -u root -e 'show tables'"}), "mysql -u root"},
+		{"bash", mustJSON(map[string]string{"command": "export GITHUB_TOKEN=" + pw + "; gh pr list"}), "gh pr list"},
+		{"bash", mustJSON(map[string]string{"command": "env API_KEY=\"" + pw + "\" ./deploy.sh"}), "./deploy.sh"},
+		{"bash", mustJSON(map[string]string{"command": "mysql --password=" + pw + " -u root prod"}), "-u root prod"},
+		{"bash", mustJSON(map[string]string{"command": "vault login --token " + pw}), "vault login --token"},
+		{"bash", mustJSON(map[string]string{"command": "curl -u admin:" + pw + " https://api.example.com/x"}), "https://api.example.com/x"},
+		{"bash", mustJSON(map[string]string{"command": "curl 'https://api.example.com/x?access_token=" + pw + "&page=2'"}), "page=2"},
+		{"bash", mustJSON(map[string]string{"command": `psql -c "ALTER USER app WITH PASSWORD '` + pw + `'" prod`}), "ALTER USER app WITH PASSWORD"},
+		{"http.get", mustJSON(map[string]string{"url": "https://api.example.com/x?password=" + pw}), "https://api.example.com/x?password="},
+		{"sql", mustJSON(map[string]string{"query": "CREATE USER u IDENTIFIED BY '" + pw + "'"}), "CREATE USER u IDENTIFIED BY"},
+		{"http.get", mustJSON(map[string]any{"url": "https://api.example.com/login", "body": map[string]string{"user": "me", "pass": pw}}), "https://api.example.com/login"},
+	} {
+		rec := f.check(t, tc.tool, tc.args)
+		var got, want any
+		json.Unmarshal(rec.Check.Args, &got)
+		json.Unmarshal([]byte(tc.args), &want)
+		if mustJSON(got) != mustJSON(want) {
+			t.Errorf("%s: the agent was answered %s", tc.args, rec.Check.Args)
+		}
+		stored, err := f.store.CheckByID(context.Background(), rec.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := keptText(t, f, rec)
+		entry := mustJSON(entryAt(t, f.store, rec.AuditIndex))
+		for where, s := range map[string]string{"store": text, "audit entry": entry} {
+			if strings.Contains(s, pw) {
+				t.Errorf("%s: the %s keeps the password in clear: %s", tc.args, where, s)
+			}
+		}
+		if !strings.Contains(string(stored.Check.Args), tc.readable) || !strings.Contains(string(stored.Check.Args), " sha256:") {
+			t.Errorf("%s: kept as %s, want %q readable beside a typed redaction", tc.args, stored.Check.Args, tc.readable)
+		}
+	}
+}

@@ -104,6 +104,12 @@ func (w *concealWalk) text(at, key, s string) any {
 		return w.whole(at, kind, s)
 	}
 	if len(s) < 8 {
+		if out, ok := w.named(at, s); ok {
+			return out
+		}
+		if namedValue(key, s) {
+			return w.whole(at, namedKind(key), s)
+		}
 		return s
 	}
 	if kind := splitByQuoting(s); kind != "" {
@@ -142,13 +148,55 @@ func (w *concealWalk) text(at, key, s string) any {
 		b.WriteString(out[last:])
 		out = b.String()
 	}
+	if named, ok := w.named(at, out); ok {
+		out, parts = named, parts+1
+	}
 	if parts > 0 {
 		return out
 	}
-	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
-		return w.whole(at, "named_"+strings.ToLower(key), s)
+	if namedValue(key, s) || namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
+		return w.whole(at, namedKind(key), s)
 	}
 	return s
+}
+
+// named conceals, where they stand, the credentials of s that the text
+// around them names (namedSpans), leaving the typed redactions s holds
+// already as they are; false when there is none.
+func (w *concealWalk) named(at, s string) (string, bool) {
+	spans := namedSpans(s)
+	if len(spans) == 0 {
+		return s, false
+	}
+	var b strings.Builder
+	last, n := 0, 0
+	for _, sp := range spans {
+		if sp.start < last {
+			continue
+		}
+		secret := s[sp.start:sp.end]
+		v, _ := json.Marshal(secret)
+		mk := Marker(sp.kind, secret)
+		w.found = append(w.found, Concealed{Arg: at, Kind: sp.kind, Marker: mk, Value: v})
+		b.WriteString(s[last:sp.start])
+		b.WriteString(mk)
+		last, n = sp.end, n+1
+	}
+	if n == 0 {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// overlaps reports whether sp overlaps one of the ranges.
+func overlaps(sp span, ranges [][]int) bool {
+	for _, r := range ranges {
+		if sp.start < r[1] && r[0] < sp.end {
+			return true
+		}
+	}
+	return false
 }
 
 // ConcealShapes returns s with every credential recognised by its shape (a
@@ -157,7 +205,7 @@ func (w *concealWalk) text(at, key, s string) any {
 // arguments (a shell command's words once unquoted), which Conceal of the
 // arguments cannot reach.
 func ConcealShapes(s string) string {
-	if len(s) < 8 {
+	if len(s) < 3 {
 		return s
 	}
 	var w concealWalk

@@ -35,7 +35,8 @@ func TestConceal(t *testing.T) {
 			[]string{gh}, []string{"curl -H 'X-Token: ", "' https://x.test"}, []string{"github_token"}},
 		{"named password", `{"db":{"password":"Zq8#kL2!pW9x"}}`, []string{"Zq8#kL2!pW9x"}, nil, []string{"named_password"}},
 		{"list of keys", `{"keys":["` + aws + `","plain"]}`, []string{aws}, []string{"plain"}, []string{"aws_access_key"}},
-		{"nothing secret", `{"command":"ls -la","password":"short"}`, nil, []string{"ls -la", "short"}, nil},
+		{"named password, short", `{"db":{"pass":"short"}}`, []string{"short"}, nil, []string{"named_pass"}},
+		{"nothing secret", `{"command":"ls -la","password_file":"short","author":"jane","token_type":"bearer"}`, nil, []string{"ls -la", "short", "jane", "bearer"}, nil},
 	} {
 		args := decode(t, tc.args)
 		facts, _ := ScanArgs(decode(t, tc.args))

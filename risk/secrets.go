@@ -157,6 +157,12 @@ func secretKind(key, s string) string {
 		return kind
 	}
 	if len(s) < 8 {
+		if sp := namedSpans(s); len(sp) > 0 {
+			return sp[0].kind
+		}
+		if namedValue(key, s) {
+			return namedKind(key)
+		}
 		return ""
 	}
 	for _, p := range secretPatterns {
@@ -175,10 +181,26 @@ func secretKind(key, s string) string {
 	if kind := splitByQuoting(s); kind != "" {
 		return kind
 	}
-	if namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
-		return "named_" + strings.ToLower(key)
+	if sp := namedSpans(s); len(sp) > 0 {
+		return sp[0].kind
+	}
+	if namedValue(key, s) || namedLike(key, secretNames) && entropy(s) >= 3.0 && !strings.ContainsAny(s, " \n") {
+		return namedKind(key)
 	}
 	return ""
+}
+
+// namedKind is the kind of a credential named by its argument's key:
+// "named_" and the key in lower case, its characters a typed redaction
+// cannot hold replaced by _.
+func namedKind(key string) string {
+	b := []byte("named_" + strings.ToLower(key))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }
 
 // credentialHeaders are HTTP header names whose every value is a credential,

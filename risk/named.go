@@ -1,0 +1,283 @@
+package risk
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Credentials named by their context. A value is a credential, whatever its
+// entropy, when the text around it names it so:
+//
+//   - a shell environment assignment whose name is a credential's
+//     (PGPASSWORD=x psql, export GITHUB_TOKEN=x, env API_KEY=x cmd);
+//   - a command-line option whose name is a credential's (--password=x,
+//     --password x, --token x, --api-key=x, --client-secret x), and the
+//     password of curl's -u/--user/--proxy-user user:password;
+//   - a URL query parameter whose name is a credential's (?token=x,
+//     &api_key=x, ?sig=x, X-Amz-Signature=x);
+//   - a password in SQL (WITH PASSWORD '…', PASSWORD '…', IDENTIFIED BY '…');
+//   - an HTTP header in a command line that is a credential (Authorization,
+//     Proxy-Authorization and Cookie, whose value after the scheme is
+//     concealed, or one named so: X-Api-Key, X-Auth-Token);
+//   - "name": "value" in a text that holds JSON (curl -d '{"password":"…"}').
+//
+// A name is a credential's by credentialName. Only the value is concealed,
+// where it stands, so the program, the option and the rest of the command
+// stay readable. A value that is a variable ($PASS, "${TOKEN}") is no secret.
+
+// credentialWords are the words that make a name a credential's wherever
+// they stand in it; credentialLast only as its last word (PASS, AUTH, SIG
+// are also verbs or prefixes: --pass-fds, --auth-type), credentialPairs as
+// two words in a row (API_KEY, AWS_SECRET_ACCESS_KEY).
+var (
+	credentialWords = map[string]bool{"PASSWORD": true, "PASSWD": true, "PASSPHRASE": true, "SECRET": true,
+		"SECRETS": true, "TOKEN": true, "APIKEY": true, "CREDENTIAL": true, "CREDENTIALS": true,
+		"PRIVATEKEY": true, "ACCESSKEY": true, "SECRETKEY": true, "SIGNATURE": true, "PWD": true}
+	credentialLast  = map[string]bool{"PASS": true, "AUTH": true, "SIG": true}
+	credentialPairs = map[[2]string]bool{{"API", "KEY"}: true, {"ACCESS", "KEY"}: true, {"PRIVATE", "KEY"}: true,
+		{"SIGNING", "KEY"}: true, {"MASTER", "KEY"}: true}
+	// credentialSuffixes make one word a credential's (GITHUBTOKEN, DBPASSWORD).
+	credentialSuffixes = []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET", "APIKEY"}
+	// notCredentialLast are last words that make a credential's name the
+	// name of something else: where it is (_FILE, _PATH), how it is read
+	// (--password-stdin), what kind it is (--auth-type, TOKEN_TYPE), its
+	// identifier (AWS_ACCESS_KEY_ID) or a limit (--token-limit).
+	notCredentialLast = map[string]bool{"FILE": true, "FILES": true, "PATH": true, "DIR": true, "STDIN": true,
+		"FD": true, "CMD": true, "COMMAND": true, "URL": true, "URI": true, "HOST": true, "PORT": true,
+		"USER": true, "USERNAME": true, "NAME": true, "TYPE": true, "ID": true, "METHOD": true, "MODE": true,
+		"LENGTH": true, "LEN": true, "SIZE": true, "TTL": true, "EXPIRY": true, "ENABLED": true, "REQUIRED": true,
+		"PROMPT": true, "HEADER": true, "FORMAT": true, "ALGORITHM": true, "POLICY": true, "PROVIDER": true,
+		"ENDPOINT": true, "REGION": true, "KIND": true, "COUNT": true, "LIMIT": true, "TIMEOUT": true,
+		"PROGRAM": true, "HELPER": true, "STORE": true}
+)
+
+// credentialName reports whether name (an environment variable, an option,
+// a query parameter or a JSON key, in any case, its words separated by _, -,
+// . or camelCase) names a credential. PWD alone (and OLDPWD) is the working
+// directory, not a password; MYSQL_PWD is one. A name that starts with no
+// (--no-password) says there is none.
+func credentialName(name string) bool {
+	words := nameWords(name)
+	if len(words) == 0 || words[0] == "NO" {
+		return false
+	}
+	last := words[len(words)-1]
+	if notCredentialLast[last] || (len(words) == 1 && last == "PWD") {
+		return false
+	}
+	if credentialLast[last] {
+		return true
+	}
+	for i, w := range words {
+		if credentialWords[w] {
+			return true
+		}
+		if i > 0 && credentialPairs[[2]string{words[i-1], w}] {
+			return true
+		}
+	}
+	if len(words) == 1 {
+		for _, s := range credentialSuffixes {
+			if strings.HasSuffix(last, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nameWords splits a name into its upper-cased words.
+func nameWords(name string) []string {
+	var words []string
+	var cur []byte
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToUpper(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == '[' || c == ']':
+			flush()
+		case c >= 'A' && c <= 'Z' && i > 0 && name[i-1] >= 'a' && name[i-1] <= 'z':
+			flush()
+			cur = append(cur, c)
+		default:
+			cur = append(cur, c)
+		}
+	}
+	flush()
+	return words
+}
+
+// A shell word's value: bare characters and quoted parts, up to the end of
+// the word.
+const shellValue = `(?:[^\s;&|()<>'"` + "`" + `]|"[^"]*"|'[^']*')+`
+
+var (
+	// envAssignRE: NAME=value at the start of a command word.
+	envAssignRE = regexp.MustCompile(`(?:^|[\s;&|('"` + "`" + `])([A-Za-z_][A-Za-z0-9_]*)=(` + shellValue + `)`)
+	// optionRE: --name=value, --name value, -name value; a value after a
+	// space does not start with - (that is the next option).
+	optionRE = regexp.MustCompile(`(?:^|[\s"'])--?([A-Za-z][A-Za-z0-9_.-]*)(?:=(` + shellValue + `)|\s+((?:[^-\s;&|()<>'"` + "`" + `]|"[^"]*"|'[^']*')(?:` + shellValue + `)?))`)
+	// curlUserRE: the password of curl's -u/--user/--proxy-user user:password.
+	curlUserRE = regexp.MustCompile(`\bcurl\b[^|;&\n]*?\s(?:-u|-U|--user|--proxy-user)(?:=|\s*)['"]?[^\s:'"]*:([^\s'"]+)`)
+	// queryParamRE: ?name=value and &name=value.
+	queryParamRE = regexp.MustCompile(`[?&]([A-Za-z0-9_.\-\[\]]+)=([^&#\s'"]+)`)
+	// headerRE: an HTTP header in a command line (curl -H 'Name: value'):
+	// its name, an authorization scheme, and the value.
+	headerRE = regexp.MustCompile(`(?:^|[\s'"])([A-Za-z][A-Za-z0-9-]*):[ \t]*(?:(Basic|Bearer|Token|Digest|Negotiate|NTLM|AWS4-HMAC-SHA256|[A-Za-z]+)[ \t]+)?([^\s'";]+(?:[ \t]*;[ \t]*[^\s'";]+)*)`)
+	// jsonPairRE: "name": "value" in a text that holds JSON (curl -d '{…}').
+	jsonPairRE = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+	// sqlPasswordRE: a password in SQL, quoted.
+	sqlPasswordRE = regexp.MustCompile(`(?i)\b(?:PASSWORD|IDENTIFIED(?:\s+WITH\s+[A-Za-z0-9_]+)?\s+BY)(?:\s+|\s*=\s*|\s*\(\s*)('(?:[^']|'')*'|"(?:[^"]|"")*")`)
+)
+
+// namedMarkers are the texts one of which must be in a string (in any case)
+// for it to hold a credential named by its context: the cheap test that
+// keeps the regular expressions off ordinary text.
+var namedMarkers = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "identified", "curl", "cookie"}
+
+// span is a part of a string that holds a credential.
+type span struct {
+	start, end int
+	kind       string
+}
+
+// namedSpans returns the parts of s that hold credentials named by their
+// context, sorted and merged where they overlap.
+func namedSpans(s string) []span {
+	if len(s) < 3 || !containsAnyFold(s, namedMarkers) {
+		return nil
+	}
+	var out []span
+	add := func(start, end int, kind string) {
+		v := s[start:end]
+		if v == "" || isVariable(v) {
+			return
+		}
+		out = append(out, span{start, end, kind})
+	}
+	if strings.Contains(s, "=") {
+		for _, m := range envAssignRE.FindAllStringSubmatchIndex(s, -1) {
+			if s[m[0]] != '&' && credentialName(s[m[2]:m[3]]) { // &name= is a query parameter
+				add(m[4], m[5], "env_credential")
+			}
+		}
+		for _, m := range queryParamRE.FindAllStringSubmatchIndex(s, -1) {
+			if credentialName(s[m[2]:m[3]]) {
+				add(m[4], m[5], "query_credential")
+			}
+		}
+	}
+	if strings.Contains(s, "-") {
+		for _, m := range optionRE.FindAllStringSubmatchIndex(s, -1) {
+			if !credentialName(s[m[2]:m[3]]) {
+				continue
+			}
+			if m[4] >= 0 {
+				add(m[4], m[5], "option_credential")
+			} else {
+				add(m[6], m[7], "option_credential")
+			}
+		}
+		if strings.Contains(s, "curl") {
+			for _, m := range curlUserRE.FindAllStringSubmatchIndex(s, -1) {
+				add(m[2], m[3], "curl_password")
+			}
+		}
+	}
+	if strings.Contains(s, ":") {
+		for _, m := range headerRE.FindAllStringSubmatchIndex(s, -1) {
+			name := strings.ToLower(s[m[2]:m[3]])
+			_, header := credentialHeaders[name]
+			if !header && !credentialName(name) {
+				continue
+			}
+			if m[4] >= 0 && !header { // no scheme for other headers: the word is the value
+				add(m[4], m[7], "header_credential")
+				continue
+			}
+			add(m[6], m[7], "header_credential")
+		}
+		if strings.Contains(s, `"`) {
+			for _, m := range jsonPairRE.FindAllStringSubmatchIndex(s, -1) {
+				if credentialName(s[m[2]:m[3]]) {
+					add(m[4], m[5], "json_credential")
+				}
+			}
+		}
+	}
+	for _, m := range sqlPasswordRE.FindAllStringSubmatchIndex(s, -1) {
+		if m[3]-m[2] > 2 {
+			add(m[2], m[3], "sql_password")
+		}
+	}
+	if len(out) > 0 && strings.Contains(s, " sha256:") { // concealed already: leave its redactions be
+		marks := markerRE.FindAllStringIndex(s, -1)
+		kept := out[:0]
+		for _, sp := range out {
+			if !overlaps(sp, marks) {
+				kept = append(kept, sp)
+			}
+		}
+		out = kept
+	}
+	if len(out) < 2 {
+		return out
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	merged := out[:1]
+	for _, sp := range out[1:] {
+		last := &merged[len(merged)-1]
+		if sp.start <= last.end {
+			last.end = max(last.end, sp.end)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// isVariable reports whether a value is a shell variable or a command's
+// output, as written ($PASS, "${TOKEN}", "$(cat f)"), or a placeholder
+// (***): no secret is written there.
+func isVariable(v string) bool {
+	v = strings.TrimLeft(v, `"`)
+	return strings.HasPrefix(v, "$") || strings.Trim(v, "*") == ""
+}
+
+// containsAnyFold reports whether s contains one of the lower-case words in
+// any case.
+func containsAnyFold(s string, words []string) bool {
+	for _, w := range words {
+		for i := 0; i+len(w) <= len(s); i++ {
+			j := 0
+			for ; j < len(w); j++ {
+				c := s[i+j]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				if c != w[j] {
+					break
+				}
+			}
+			if j == len(w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namedValue reports whether the value of a JSON key that names a
+// credential is one: any text but an empty one, a variable or a
+// placeholder, and not a sentence (one with spaces or lines is prose about
+// a password rather than one).
+func namedValue(key, s string) bool {
+	t := strings.TrimSpace(s)
+	return t != "" && !isVariable(t) && !strings.ContainsAny(t, " \n\t") && credentialName(key)
+}
