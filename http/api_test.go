@@ -2362,3 +2362,25 @@ func withStores(api *reinhttp.Server, st rein.Store) *reinhttp.Server {
 	api.PasskeyStore, api.PushSubscriptionStore = st, st
 	return api
 }
+
+// TestPolicyProblemsAreTheClients: a policy that does not compile (empty,
+// or bad CEL) is a 400 that says what is wrong, and the server logs no
+// error for it: the mistake is the client's.
+func TestPolicyProblemsAreTheClients(t *testing.T) {
+	e := newEnv(t, "")
+	var buf bytes.Buffer
+	e.api.Log = slog.New(slog.NewTextHandler(&buf, nil))
+	for _, c := range []struct{ body, want string }{
+		{"", "the policy is empty"},
+		{"# nothing yet\n", "the policy is empty"},
+		{"version: 1\nrules:\n  - {id: a, when: 'tool ==', decision: allow}\n", "rule a: when:"},
+	} {
+		res := e.do("PUT", "/v1/policy", "root", yamlBody(c.body))
+		if res.Status != 400 || !strings.Contains(string(res.Body), c.want) {
+			t.Errorf("PUT /v1/policy %q: %d %s, want 400 naming %q", c.body, res.Status, res.Body, c.want)
+		}
+	}
+	if strings.Contains(buf.String(), "level=ERROR") {
+		t.Errorf("a client's policy problem logged as a server error:\n%s", buf.String())
+	}
+}

@@ -299,7 +299,7 @@ func (s *Server) route(pattern string, h handler, roles ...rein.Role) {
 			err = h(w, r, key)
 		}
 		if err != nil {
-			if rein.ErrorCode(err) == rein.ECodeInternal {
+			if errorCode(err) == rein.ECodeInternal { // a client's mistake is its answer, not the server's error
 				s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			}
 			writeError(w, err)
@@ -396,6 +396,16 @@ type errorBody struct {
 	Message  string `json:"message"`
 	Problems any    `json:"problems,omitempty"`
 	Details  any    `json:"details,omitempty"`
+}
+
+// errorCode is the code of err's answer: rein.ErrorCode, except that a
+// policy's problems are the client's (bad_request).
+func errorCode(err error) string {
+	var ps policy.Problems
+	if errors.As(err, &ps) {
+		return rein.ECodeBadRequest
+	}
+	return rein.ErrorCode(err)
 }
 
 func writeError(w http.ResponseWriter, err error) {

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"path"
 	"regexp"
 	"slices"
@@ -262,6 +264,9 @@ func Compile(src []byte) (*Policy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) { // no document at all: empty, blank or only comments
+			return nil, Problems{{Line: 1, Message: "the policy is empty: write one YAML document that starts with `version: 1` and lists its rules (see examples/policy.yaml)"}}
+		}
 		// Type errors (unknown fields, wrong types) leave the rest decoded:
 		// keep compiling, so that one answer lists every problem.
 		if _, partial := err.(*yaml.TypeError); !partial {

@@ -341,6 +341,9 @@ func TestCompileProblems(t *testing.T) {
 		{"two documents", "version: 1\nrules: []\n---\nversion: 1\n", []string{"more than one YAML document"}},
 		{"bad default", "version: 1\ndefault: ask\nrules: []\n", []string{`default "ask"`}},
 		{"not yaml", "version: 1\nrules: [\n", []string{"line"}},
+		{"empty", "", []string{"line 1: the policy is empty: write one YAML document"}},
+		{"blank", "  \n\n", []string{"the policy is empty"}},
+		{"only comments", "# a policy, one day\n", []string{"the policy is empty"}},
 	}
 	for _, c := range cases {
 		_, err := Compile([]byte(c.src))
