@@ -241,9 +241,9 @@ func (p *Pipeline) concealedFacts(tool string, args json.RawMessage, facts map[s
 var shellUnquoter = strings.NewReplacer(`"`, "", `'`, "", `\`, "")
 
 // replaceSecret replaces secret in s by marker. A short secret (a typed
-// password: "x", "hunter2") is replaced only where it stands as a word of
-// its own, not inside a longer word (the x of xargs): facts hold it whole
-// (an environment value, an option's value, a word).
+// password: "x", "hunter2") is replaced only where a word ends with it, not
+// at the start of a longer word (the x of xargs): facts hold it as a word
+// or the end of one (an environment value, -phunter2).
 func replaceSecret(s, secret, marker string) string {
 	if len(secret) >= 8 {
 		return strings.ReplaceAll(s, secret, marker)
@@ -257,9 +257,8 @@ func replaceSecret(s, secret, marker string) string {
 		}
 		i += from
 		end := i + len(secret)
-		if i > 0 && isWordByte(s[i-1]) && isWordByte(secret[0]) ||
-			end < len(s) && isWordByte(s[end]) && isWordByte(secret[len(secret)-1]) {
-			from = i + 1 // inside a longer word
+		if end < len(s) && isWordByte(s[end]) && isWordByte(secret[len(secret)-1]) {
+			from = i + 1 // the start of a longer word
 			continue
 		}
 		b.WriteString(s[last:i])

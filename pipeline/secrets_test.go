@@ -231,6 +231,8 @@ func TestNamedCredentialsAreKeptRedacted(t *testing.T) {
 		{"bash", mustJSON(map[string]string{"command": "env API_KEY=\"" + pw + "\" ./deploy.sh"}), "./deploy.sh"},
 		{"bash", mustJSON(map[string]string{"command": "mysql --password=" + pw + " -u root prod"}), "-u root prod"},
 		{"bash", mustJSON(map[string]string{"command": "vault login --token " + pw}), "vault login --token"},
+		{"bash", mustJSON(map[string]string{"command": "mysqldump -uroot -p" + pw + " prod > dump.sql"}), "mysqldump -uroot -p"},
+		{"bash", mustJSON(map[string]string{"command": "sshpass -p '" + pw + "' ssh admin@host uptime"}), "ssh admin@host uptime"},
 		{"bash", mustJSON(map[string]string{"command": "curl -u admin:" + pw + " https://api.example.com/x"}), "https://api.example.com/x"},
 		{"bash", mustJSON(map[string]string{"command": "curl 'https://api.example.com/x?access_token=" + pw + "&page=2'"}), "page=2"},
 		{"bash", mustJSON(map[string]string{"command": `psql -c "ALTER USER app WITH PASSWORD '` + pw + `'" prod`}), "ALTER USER app WITH PASSWORD"},
@@ -258,6 +260,24 @@ func TestNamedCredentialsAreKeptRedacted(t *testing.T) {
 		}
 		if !strings.Contains(string(stored.Check.Args), tc.readable) || !strings.Contains(string(stored.Check.Args), " sha256:") {
 			t.Errorf("%s: kept as %s, want %q readable beside a typed redaction", tc.args, stored.Check.Args, tc.readable)
+		}
+	}
+}
+
+// TestReplaceSecret: in the facts, a short secret is replaced wherever a
+// word ends with it, never left at the end of one, and the start of a
+// longer word is left readable.
+func TestReplaceSecret(t *testing.T) {
+	for _, tc := range []struct{ s, secret, want string }{
+		{"xargs -0 x", "x", "xargs -0 M"},
+		{"-phunter2 prod", "hunter2", "-pM prod"},
+		{"PGPASSWORD=hunter2", "hunter2", "PGPASSWORD=M"},
+		{"hunter2hunter2", "hunter2", "hunter2M"},
+		{"a long-secret-value here", "long-secret-value", "a M here"},
+		{"nothing", "x", "nothing"},
+	} {
+		if got := replaceSecret(tc.s, tc.secret, "M"); got != tc.want {
+			t.Errorf("replaceSecret(%q, %q) = %q, want %q", tc.s, tc.secret, got, tc.want)
 		}
 	}
 }

@@ -12,8 +12,9 @@ import (
 //   - a shell environment assignment whose name is a credential's
 //     (PGPASSWORD=x psql, export GITHUB_TOKEN=x, env API_KEY=x cmd);
 //   - a command-line option whose name is a credential's (--password=x,
-//     --password x, --token x, --api-key=x, --client-secret x), and the
-//     password of curl's -u/--user/--proxy-user user:password;
+//     --password x, --token x, --api-key=x, --client-secret x), the
+//     password of curl's -u/--user/--proxy-user user:password, and -p where
+//     it is a password (mysql -p<x>, sshpass -p x, docker login -p x);
 //   - a URL query parameter whose name is a credential's (?token=x,
 //     &api_key=x, ?sig=x, X-Amz-Signature=x);
 //   - a password in SQL (WITH PASSWORD '…', PASSWORD '…', IDENTIFIED BY '…');
@@ -127,6 +128,12 @@ var (
 	curlUserRE = regexp.MustCompile(`\bcurl\b[^|;&\n]*?\s(?:-u|-U|--user|--proxy-user)(?:=|\s*)['"]?[^\s:'"]*:([^\s'"]+)`)
 	// queryParamRE: ?name=value and &name=value.
 	queryParamRE = regexp.MustCompile(`[?&]([A-Za-z0-9_.\-\[\]]+)=([^&#\s'"]+)`)
+	// shortPasswordRE: the short options that are a password for the
+	// programs named: mysql's and mariadb's -p<password> (attached: -p
+	// alone asks for it), sshpass -p <password>, docker and podman login
+	// -p <password>. Elsewhere -p is a port, a path or a flag.
+	shortPasswordRE = regexp.MustCompile(`(?:\b(?:mysql[a-z]*|mariadb(?:-[a-z]+)?)\b[^|;&\n]*?\s-p(` + shellValue + `)` +
+		`|\b(?:sshpass(?:\s+-[fde]\s*\S+|\s+-[a-oq-zA-Z]\S*)*|(?:docker|podman)\s+login\b[^|;&\n]*?)\s-p(?:\s+|=)?((?:[^-\s;&|()<>'"` + "`" + `]|"[^"]*"|'[^']*')(?:` + shellValue + `)?))`)
 	// headerRE: an HTTP header in a command line (curl -H 'Name: value'):
 	// its name, an authorization scheme, and the value.
 	headerRE = regexp.MustCompile(`(?:^|[\s'"])([A-Za-z][A-Za-z0-9-]*):[ \t]*(?:(Basic|Bearer|Token|Digest|Negotiate|NTLM|AWS4-HMAC-SHA256|[A-Za-z]+)[ \t]+)?([^\s'";]+(?:[ \t]*;[ \t]*[^\s'";]+)*)`)
@@ -139,7 +146,7 @@ var (
 // namedMarkers are the texts one of which must be in a string (in any case)
 // for it to hold a credential named by its context: the cheap test that
 // keeps the regular expressions off ordinary text.
-var namedMarkers = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "identified", "curl", "cookie"}
+var namedMarkers = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "identified", "curl", "cookie", "mysql", "mariadb", "sshpass", "login"}
 
 // span is a part of a string that holds a credential.
 type span struct {
@@ -182,6 +189,15 @@ func namedSpans(s string) []span {
 				add(m[4], m[5], "option_credential")
 			} else {
 				add(m[6], m[7], "option_credential")
+			}
+		}
+		if containsAnyFold(s, []string{"mysql", "mariadb", "sshpass", "login"}) {
+			for _, m := range shortPasswordRE.FindAllStringSubmatchIndex(s, -1) {
+				if m[2] >= 0 {
+					add(m[2], m[3], "option_credential")
+				} else if m[4] >= 0 {
+					add(m[4], m[5], "option_credential")
+				}
 			}
 		}
 		if strings.Contains(s, "curl") {
