@@ -146,6 +146,8 @@ var (
 // namedMarkers are the texts one of which must be in a string (in any case)
 // for it to hold a credential named by its context: the cheap test that
 // keeps the regular expressions off ordinary text.
+var credentialMarkers = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "cookie"}
+
 var namedMarkers = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth", "sig", "identified", "curl", "cookie", "mysql", "mariadb", "sshpass", "login"}
 
 // span is a part of a string that holds a credential.
@@ -157,7 +159,11 @@ type span struct {
 // namedSpans returns the parts of s that hold credentials named by their
 // context, sorted and merged where they overlap.
 func namedSpans(s string) []span {
-	if len(s) < 3 || !containsAnyFold(s, namedMarkers) {
+	if len(s) < 3 {
+		return nil
+	}
+	lower := asciiLower(s) // byte for byte as s: its offsets are s's
+	if !containsAny(lower, namedMarkers) {
 		return nil
 	}
 	var out []span
@@ -168,21 +174,75 @@ func namedSpans(s string) []span {
 		}
 		out = append(out, span{start, end, kind})
 	}
-	if strings.Contains(s, "=") {
-		for _, m := range envAssignRE.FindAllStringSubmatchIndex(s, -1) {
-			if s[m[0]] != '&' && credentialName(s[m[2]:m[3]]) { // &name= is a query parameter
+	// Names are read line by line, on the lines that hold a credential's
+	// word, each with what follows it up to namedWindow bytes (a quoted
+	// value may go on over lines): a long script pays for its few lines.
+	for ls := 0; ls < len(s); {
+		le := strings.IndexByte(s[ls:], '\n')
+		if le < 0 {
+			le = len(s)
+		} else {
+			le += ls
+		}
+		if containsAny(lower[ls:le], credentialMarkers) {
+			w := s[ls:min(len(s), le+namedWindow)]
+			namedInLine(w, le-ls, func(start, end int, kind string) { add(ls+start, ls+end, kind) })
+		}
+		ls = le + 1
+	}
+	if strings.Contains(s, " -p") && containsAny(lower, []string{"mysql", "mariadb", "sshpass", "login"}) {
+		for _, m := range shortPasswordRE.FindAllStringSubmatchIndex(s, -1) {
+			if m[2] >= 0 {
+				add(m[2], m[3], "option_credential")
+			} else if m[4] >= 0 {
+				add(m[4], m[5], "option_credential")
+			}
+		}
+	}
+	if strings.Contains(s, "curl") && (strings.Contains(s, " -u") || strings.Contains(s, " -U") || strings.Contains(s, "-user")) {
+		for _, m := range curlUserRE.FindAllStringSubmatchIndex(s, -1) {
+			add(m[2], m[3], "curl_password")
+		}
+	}
+	if strings.Contains(s, `"`) && strings.Contains(s, ":") && containsAny(lower, credentialMarkers) {
+		for _, m := range jsonPairRE.FindAllStringSubmatchIndex(s, -1) {
+			if credentialName(s[m[2]:m[3]]) {
+				add(m[4], m[5], "json_credential")
+			}
+		}
+	}
+	if !containsAny(lower, []string{"password", "identified"}) {
+		return mergeSpans(s, out)
+	}
+	for _, m := range sqlPasswordRE.FindAllStringSubmatchIndex(s, -1) {
+		if m[3]-m[2] > 2 {
+			add(m[2], m[3], "sql_password")
+		}
+	}
+	return mergeSpans(s, out)
+}
+
+// namedWindow is how far past its line a value named on it is read.
+const namedWindow = 512
+
+// namedInLine finds in w the values named by an environment assignment, a
+// query parameter, an option or a header that start in its first n bytes.
+func namedInLine(w string, n int, add func(start, end int, kind string)) {
+	if strings.Contains(w, "=") {
+		for _, m := range envAssignRE.FindAllStringSubmatchIndex(w, -1) {
+			if m[2] < n && w[m[0]] != '&' && credentialName(w[m[2]:m[3]]) { // &name= is a query parameter
 				add(m[4], m[5], "env_credential")
 			}
 		}
-		for _, m := range queryParamRE.FindAllStringSubmatchIndex(s, -1) {
-			if credentialName(s[m[2]:m[3]]) {
+		for _, m := range queryParamRE.FindAllStringSubmatchIndex(w, -1) {
+			if m[2] < n && credentialName(w[m[2]:m[3]]) {
 				add(m[4], m[5], "query_credential")
 			}
 		}
 	}
-	if strings.Contains(s, "-") {
-		for _, m := range optionRE.FindAllStringSubmatchIndex(s, -1) {
-			if !credentialName(s[m[2]:m[3]]) {
+	if strings.Contains(w, "-") {
+		for _, m := range optionRE.FindAllStringSubmatchIndex(w, -1) {
+			if m[2] >= n || !credentialName(w[m[2]:m[3]]) {
 				continue
 			}
 			if m[4] >= 0 {
@@ -191,24 +251,13 @@ func namedSpans(s string) []span {
 				add(m[6], m[7], "option_credential")
 			}
 		}
-		if containsAnyFold(s, []string{"mysql", "mariadb", "sshpass", "login"}) {
-			for _, m := range shortPasswordRE.FindAllStringSubmatchIndex(s, -1) {
-				if m[2] >= 0 {
-					add(m[2], m[3], "option_credential")
-				} else if m[4] >= 0 {
-					add(m[4], m[5], "option_credential")
-				}
-			}
-		}
-		if strings.Contains(s, "curl") {
-			for _, m := range curlUserRE.FindAllStringSubmatchIndex(s, -1) {
-				add(m[2], m[3], "curl_password")
-			}
-		}
 	}
-	if strings.Contains(s, ":") {
-		for _, m := range headerRE.FindAllStringSubmatchIndex(s, -1) {
-			name := strings.ToLower(s[m[2]:m[3]])
+	if strings.Contains(w, ":") {
+		for _, m := range headerRE.FindAllStringSubmatchIndex(w, -1) {
+			if m[2] >= n {
+				continue
+			}
+			name := strings.ToLower(w[m[2]:m[3]])
 			_, header := credentialHeaders[name]
 			if !header && !credentialName(name) {
 				continue
@@ -219,19 +268,22 @@ func namedSpans(s string) []span {
 			}
 			add(m[6], m[7], "header_credential")
 		}
-		if strings.Contains(s, `"`) {
-			for _, m := range jsonPairRE.FindAllStringSubmatchIndex(s, -1) {
-				if credentialName(s[m[2]:m[3]]) {
-					add(m[4], m[5], "json_credential")
-				}
-			}
+	}
+}
+
+// containsAny reports whether s contains one of words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
 		}
 	}
-	for _, m := range sqlPasswordRE.FindAllStringSubmatchIndex(s, -1) {
-		if m[3]-m[2] > 2 {
-			add(m[2], m[3], "sql_password")
-		}
-	}
+	return false
+}
+
+// mergeSpans drops the spans of s that overlap a typed redaction s holds
+// already, and sorts and merges the others.
+func mergeSpans(s string, out []span) []span {
 	if len(out) > 0 && strings.Contains(s, " sha256:") { // concealed already: leave its redactions be
 		marks := markerRE.FindAllStringIndex(s, -1)
 		kept := out[:0]
@@ -266,27 +318,23 @@ func isVariable(v string) bool {
 	return strings.HasPrefix(v, "$") || strings.Trim(v, "*") == ""
 }
 
-// containsAnyFold reports whether s contains one of the lower-case words in
-// any case.
-func containsAnyFold(s string, words []string) bool {
-	for _, w := range words {
-		for i := 0; i+len(w) <= len(s); i++ {
-			j := 0
-			for ; j < len(w); j++ {
-				c := s[i+j]
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				if c != w[j] {
-					break
-				}
-			}
-			if j == len(w) {
-				return true
-			}
+// asciiLower is s with its ASCII letters in lower case, of the same length
+// (strings.ToLower may change the length of other letters).
+func asciiLower(s string) string {
+	i := 0
+	for i < len(s) && !(s[i] >= 'A' && s[i] <= 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if b[i] >= 'A' && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
 		}
 	}
-	return false
+	return string(b)
 }
 
 // namedValue reports whether the value of a JSON key that names a

@@ -26,6 +26,8 @@ func TestNamedCredentialsAreSecrets(t *testing.T) {
 		{"env", "command", "env API_KEY=k3y ./deploy.sh", []string{"k3y"}, []string{"env API_KEY=", " ./deploy.sh"}, "env_credential"},
 		{"two assignments", "command", "DB_PASS=aa NPM_AUTH=bb npm ci", []string{"=aa", "=bb"}, []string{"DB_PASS=", " NPM_AUTH=", " npm ci"}, "env_credential"},
 		{"camel case", "command", "dbPassword=sesame ./run", []string{"sesame"}, []string{"dbPassword=", " ./run"}, "env_credential"},
+		{"in a script", "command", "set -e\ncd /srv\nPGPASSWORD=hunter2 psql -c 'select 1'\necho done", []string{"hunter2"}, []string{"set -e\ncd /srv\nPGPASSWORD=", " psql -c 'select 1'\necho done"}, "env_credential"},
+		{"quoted over lines", "command", "export API_TOKEN=\"ab\ncd\" && run", []string{"ab\ncd"}, []string{"export API_TOKEN=", " && run"}, "env_credential"},
 		{"--password=", "command", "mysql --password=hunter2 -u root prod", []string{"hunter2"}, []string{"mysql --password=", " -u root prod"}, "option_credential"},
 		{"--password value", "command", "tool login --password hunter2 --user me", []string{"hunter2"}, []string{"tool login --password ", " --user me"}, "option_credential"},
 		{"--token", "command", "vault login --token s.abc", []string{"s.abc"}, []string{"vault login --token "}, "option_credential"},
