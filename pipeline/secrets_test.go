@@ -239,6 +239,7 @@ func TestNamedCredentialsAreKeptRedacted(t *testing.T) {
 		{"http.get", mustJSON(map[string]string{"url": "https://api.example.com/x?password=" + pw}), "https://api.example.com/x?password="},
 		{"sql", mustJSON(map[string]string{"query": "CREATE USER u IDENTIFIED BY '" + pw + "'"}), "CREATE USER u IDENTIFIED BY"},
 		{"http.get", mustJSON(map[string]any{"url": "https://api.example.com/login", "body": map[string]string{"user": "me", "pass": pw}}), "https://api.example.com/login"},
+		{"pay", mustJSON(map[string]string{"command": "PGPASSWORD=" + pw + " psql -h db.internal", "api_key": pw}), "psql -h db.internal"}, // asked: the approval too
 	} {
 		rec := f.check(t, tc.tool, tc.args)
 		var got, want any
@@ -250,6 +251,9 @@ func TestNamedCredentialsAreKeptRedacted(t *testing.T) {
 		stored, err := f.store.CheckByID(context.Background(), rec.ID)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.tool == "pay" && rec.Approval == nil {
+			t.Errorf("%s: %s, want an approval", tc.args, rec.Decision)
 		}
 		text := keptText(t, f, rec)
 		entry := mustJSON(entryAt(t, f.store, rec.AuditIndex))
