@@ -114,6 +114,17 @@ func (db *DB) readChanges(ctx context.Context) {
 	defer fast.Stop()
 	slow := time.NewTicker(changePoll)
 	defer slow.Stop()
+	// rearm sets the next read of the integrating replica: soon while
+	// changes come, later while none do (and after a failed read).
+	rearm := func(found bool) {
+		if !fast.Stop() {
+			select {
+			case <-fast.C:
+			default:
+			}
+		}
+		fast.Reset(pace.found(found))
+	}
 	first := true
 	for {
 		select {
@@ -143,6 +154,9 @@ func (db *DB) readChanges(ctx context.Context) {
 				db.open.listen(false)
 			}
 			r.healthy, first = false, false
+			if db.leading.get() {
+				rearm(false)
+			}
 			continue
 		}
 		if first || !r.healthy { // (re)connected: anything may have been missed
@@ -158,15 +172,8 @@ func (db *DB) readChanges(ctx context.Context) {
 			if n > 0 {
 				db.wake(db.chChange)
 			}
-			// While it integrates, this replica reads for every other one:
-			// often while changes come, less often while none do.
-			if !fast.Stop() {
-				select {
-				case <-fast.C:
-				default:
-				}
-			}
-			fast.Reset(pace.found(n > 0))
+			// While it integrates, this replica reads for every other one.
+			rearm(n > 0)
 		}
 	}
 }
